@@ -1,0 +1,68 @@
+// CMSIS-NN requantization (Include/arm_nnsupportfunctions.h): arm_nn_requantize in the default
+// (double rounding) and CMSIS_NN_USE_SINGLE_ROUNDING builds, and arm_nn_requantize_s64.
+#pragma once
+
+#include <cstdint>
+
+#include "qfold/arith/result.hpp"
+#include "qfold/arith/rounding.hpp"
+#include "qfold/arith/tflite.hpp"
+
+namespace qfold::cmsis_nn {
+
+enum class rounding : std::uint8_t { double_round, single_round };
+
+// arm_nn_doubling_high_mult_no_sat: like gemmlowp's but INT32_MIN * INT32_MIN wraps to INT32_MIN.
+[[nodiscard]] constexpr std::int32_t doubling_high_mult_no_sat(std::int32_t a, std::int32_t b) noexcept {
+  return wrap_int32(qfold::detail::doubling_high_mul(a, b));
+}
+
+namespace detail {
+// Single rounding: (int32)(v >> (total - 1)), then (r + 1) >> 1. Equal to one half-up rounding
+// by `total` whenever the intermediate fits int32 and is not INT32_MAX (else C truncation or
+// signed overflow in CMSIS-NN: an error here).
+[[nodiscard]] constexpr result<std::int32_t> single_round(std::int64_t v, int total) {
+  const std::int64_t half = v >> (total - 1);
+  if (!fits_int32(half) || half == int32_max)
+    return fail(errc::result_out_of_range, "cmsis_nn: intermediate outside int32");
+  return static_cast<std::int32_t>((half + 1) >> 1);
+}
+}  // namespace detail
+
+namespace checked {
+// arm_nn_requantize(val, multiplier, shift), shift a left exponent as in TFLite. Errors: shift
+// outside -31..30, val * 2^shift overflowing int32 (double rounding), intermediate overflow
+// (single rounding).
+[[nodiscard]] constexpr result<std::int32_t> requantize(std::int32_t val, std::int32_t multiplier, std::int32_t shift,
+                                                        rounding build = rounding::double_round) {
+  if (shift < -31 || shift > 30) return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -31..30");
+  if (build == rounding::double_round) return tflite::detail::double_rounding_requantize(val, multiplier, shift, false);
+  return detail::single_round(std::int64_t{val} * multiplier, 31 - shift);
+}
+
+// arm_nn_requantize_s64(val, reduced_multiplier, shift): val in int48, a 16-bit reduced
+// multiplier (see tflite's int64 overload), shift -31..7.
+[[nodiscard]] constexpr result<std::int32_t> requantize_s64(std::int64_t val, std::int32_t reduced_multiplier,
+                                                            std::int32_t shift) {
+  if (shift < -31 || shift > 7) return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -31..7");
+  if (!fits_int48(val)) return fail(errc::value_out_of_range, "cmsis_nn: val is not an int48");
+  if (reduced_multiplier < -32768 || reduced_multiplier > 32767)
+    return fail(errc::multiplier_out_of_range, "cmsis_nn: reduced multiplier is not 16-bit");
+  return detail::single_round(val * reduced_multiplier, 15 - shift);
+}
+}  // namespace checked
+
+[[nodiscard]] constexpr std::int32_t requantize(std::int32_t val, std::int32_t multiplier, std::int32_t shift,
+                                                rounding build = rounding::double_round) {
+  const result<std::int32_t> r = checked::requantize(val, multiplier, shift, build);
+  qfold::detail::expects(r.has_value(), "cmsis_nn::requantize: arguments in range");
+  return *r;
+}
+[[nodiscard]] constexpr std::int32_t requantize_s64(std::int64_t val, std::int32_t reduced_multiplier,
+                                                    std::int32_t shift) {
+  const result<std::int32_t> r = checked::requantize_s64(val, reduced_multiplier, shift);
+  qfold::detail::expects(r.has_value(), "cmsis_nn::requantize_s64: arguments in range");
+  return *r;
+}
+
+}  // namespace qfold::cmsis_nn

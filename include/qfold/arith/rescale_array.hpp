@@ -1,0 +1,118 @@
+// RESCALE over whole arrays (per-tensor or per-channel, channel = last dimension): validates
+// once, proves the spec's requirements for the data's actual range once, then runs a tight loop
+// (or a 256-entry table for 8-bit inputs) with no per-element checks.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "qfold/arith/apply_scale.hpp"
+#include "qfold/arith/rescale.hpp"
+#include "qfold/arith/result.hpp"
+#include "qfold/arith/rounding.hpp"
+
+namespace qfold {
+
+// C++ storage type of each RESCALE element type (i48 is held in int64_t).
+template <class T>
+concept rescale_element = std::same_as<T, std::int8_t> || std::same_as<T, std::uint8_t> ||
+                          std::same_as<T, std::int16_t> || std::same_as<T, std::uint16_t> ||
+                          std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
+
+template <rescale_element T>
+inline constexpr int_type int_type_of = sizeof(T) == 1 ? int_type::i8
+                                        : sizeof(T) == 2 ? int_type::i16
+                                        : sizeof(T) == 4 ? int_type::i32
+                                                         : int_type::i48;
+
+namespace detail {
+// One channel's parameters, with the rounding constant folded in.
+struct rescale_kernel {
+  std::int64_t multiplier, round, nudge, input_zp, output_zp, lo, hi;
+  int shift;
+
+  constexpr rescale_kernel(const rescale_attributes& a, scale_factor s) noexcept
+      : multiplier(s.multiplier),
+        round(std::int64_t{1} << (s.shift - 1)),
+        nudge(a.scale32 && a.rounding == rounding_mode::double_round && s.shift > 31 ? std::int64_t{1} << 30 : 0),
+        input_zp(a.input_zp),
+        output_zp(a.output_zp),
+        lo(a.output_range().lo),
+        hi(a.output_range().hi),
+        shift(s.shift) {}
+
+  // Valid only where prove() holds: |v * multiplier| < 2^62, so nothing here can overflow.
+  [[nodiscard]] constexpr std::int64_t operator()(std::int64_t in) const noexcept {
+    const std::int64_t v = in - input_zp;
+    const std::int64_t p = v * multiplier + round + (v >= 0 ? nudge : -nudge);
+    return std::clamp((p >> shift) + output_zp, lo, hi);
+  }
+};
+
+// Every input in [lo, hi] meets the requirements: apply_scale_32's value range (scale32), and an
+// int32 result after adding output_zp. The scaled value is non-decreasing in the input
+// (multiplier >= 0; the double-round nudge only grows with the sign of v), so the ends suffice.
+[[nodiscard]] constexpr bool prove(const rescale_attributes& a, scale_factor s, std::int64_t lo, std::int64_t hi) {
+  return checked::rescale_value(a, s, lo).has_value() && checked::rescale_value(a, s, hi).has_value();
+}
+
+template <class In, class Out>
+constexpr void run_strided(const rescale_kernel& k, const In* in, Out* out, std::size_t count,
+                           std::size_t stride) noexcept {
+  if (stride == 1) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<Out>(k(in[i]));
+  } else {
+    for (std::size_t i = 0; i < count; ++i) out[i * stride] = static_cast<Out>(k(in[i * stride]));
+  }
+}
+}  // namespace detail
+
+// out[i] = RESCALE(in[i]); channel = i % scales.size() when per_channel. The element types of the
+// spans must match the attributes (uint8_t for unsigned i8, int64_t for i48, ...). Errors: those
+// of validate(), span sizes, and the first element that breaks a requirement (error.index).
+// `out` is written only when the whole call succeeds.
+template <rescale_element In, rescale_element Out>
+[[nodiscard]] constexpr result<void> rescale_array(const rescale_attributes& a, std::span<const scale_factor> scales,
+                                                   std::span<const In> in, std::span<Out> out) {
+  if (int_type_of<In> != a.input_type || std::is_unsigned_v<In> != a.input_unsigned)
+    return fail(errc::illegal_type, "rescale_array: input span element type differs from the attributes");
+  if (int_type_of<Out> != a.output_type || std::is_unsigned_v<Out> != a.output_unsigned)
+    return fail(errc::illegal_type, "rescale_array: output span element type differs from the attributes");
+  if (in.size() != out.size()) return fail(errc::size_mismatch, "rescale_array: input and output sizes differ");
+  const std::size_t channels = a.per_channel ? scales.size() : 1;
+  if (auto ok = validate(a, scales, channels); !ok) return ok;
+  if (in.size() % channels != 0)
+    return fail(errc::size_mismatch, "rescale_array: size is not a multiple of the channel count");
+  if (in.empty()) return {};
+  if constexpr (std::same_as<In, std::int64_t>) {
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (!fits_int48(in[i])) return fail(errc::value_out_of_range, "rescale_array: input is not an int48", i);
+  }
+
+  const auto [min_it, max_it] = std::minmax_element(in.begin(), in.end());
+  for (std::size_t c = 0; c < channels; ++c) {
+    if (detail::prove(a, scales[c], *min_it, *max_it)) continue;
+    for (std::size_t i = c; i < in.size(); i += channels)  // find the first offending element
+      if (auto r = checked::rescale_value(a, scales[c], in[i]); !r) return fail(r.error().code, r.error().message, i);
+  }
+
+  const std::size_t rows = in.size() / channels;
+  if constexpr (sizeof(In) == 1) {
+    if (channels == 1 && rows >= 1024) {  // a table pays for itself after a few hundred elements
+      const detail::rescale_kernel k(a, scales[0]);
+      std::array<Out, 256> table{};
+      for (int code = 0; code < 256; ++code) table[static_cast<std::size_t>(code)] = static_cast<Out>(k(static_cast<In>(code)));
+      for (std::size_t i = 0; i < in.size(); ++i) out[i] = table[static_cast<std::uint8_t>(in[i])];
+      return {};
+    }
+  }
+  for (std::size_t c = 0; c < channels; ++c)
+    detail::run_strided(detail::rescale_kernel(a, scales[c]), in.data() + c, out.data() + c, rows, channels);
+  return {};
+}
+
+}  // namespace qfold
