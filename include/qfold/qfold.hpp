@@ -1,0 +1,17 @@
+// qfold umbrella header: includes every public header of the library.
+// Layers in include order (DESIGN.md): arith, math, quant, table, exact, fold, graph.
+#pragma once
+
+#include <qfold/version.hpp>
+
+#include <qfold/arith/apply_scale.hpp>
+#include <qfold/arith/cmsis_nn.hpp>
+#include <qfold/arith/gemmlowp.hpp>
+#include <qfold/arith/mul.hpp>
+#include <qfold/arith/reciprocal_scale.hpp>
+#include <qfold/arith/rescale.hpp>
+#include <qfold/arith/rescale_array.hpp>
+#include <qfold/arith/result.hpp>
+#include <qfold/arith/rounding.hpp>
+#include <qfold/arith/scale_derivation.hpp>
+#include <qfold/arith/tflite.hpp>
