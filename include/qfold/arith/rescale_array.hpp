@@ -46,10 +46,13 @@ struct rescale_kernel {
         shift(s.shift) {}
 
   // Valid only where prove() holds: |v * multiplier| < 2^62, so nothing here can overflow.
-  [[nodiscard]] constexpr std::int64_t operator()(std::int64_t in) const noexcept {
+  template <bool double_round = true>
+  [[nodiscard]] constexpr std::int64_t apply(std::int64_t in) const noexcept {
     const std::int64_t v = in - input_zp;
-    const std::int64_t p = v * multiplier + round + (v >= 0 ? nudge : -nudge);
-    return std::clamp((p >> shift) + output_zp, lo, hi);
+    std::int64_t p = v * multiplier + round;
+    if constexpr (double_round) p += v >= 0 ? nudge : -nudge;
+    const std::int64_t r = (p >> shift) + output_zp;
+    return r < lo ? lo : (r > hi ? hi : r);
   }
 };
 
@@ -60,14 +63,25 @@ struct rescale_kernel {
   return checked::rescale_value(a, s, lo).has_value() && checked::rescale_value(a, s, hi).has_value();
 }
 
-template <class In, class Out>
+// The loop is instantiated without the double-round term when it is zero, so that the common
+// case is a multiply, add, shift and clamp that compilers vectorise.
+template <bool double_round, class In, class Out>
 constexpr void run_strided(const rescale_kernel& k, const In* in, Out* out, std::size_t count,
                            std::size_t stride) noexcept {
   if (stride == 1) {
-    for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<Out>(k(in[i]));
+    for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<Out>(k.apply<double_round>(in[i]));
   } else {
-    for (std::size_t i = 0; i < count; ++i) out[i * stride] = static_cast<Out>(k(in[i * stride]));
+    for (std::size_t i = 0; i < count; ++i) out[i * stride] = static_cast<Out>(k.apply<double_round>(in[i * stride]));
   }
+}
+
+template <class In, class Out>
+constexpr void run_strided(const rescale_kernel& k, const In* in, Out* out, std::size_t count,
+                           std::size_t stride) noexcept {
+  if (k.nudge != 0)
+    run_strided<true>(k, in, out, count, stride);
+  else
+    run_strided<false>(k, in, out, count, stride);
 }
 }  // namespace detail
 
@@ -88,28 +102,36 @@ template <rescale_element In, rescale_element Out>
   if (in.size() % channels != 0)
     return fail(errc::size_mismatch, "rescale_array: size is not a multiple of the channel count");
   if (in.empty()) return {};
-  if constexpr (std::same_as<In, std::int64_t>) {
-    for (std::size_t i = 0; i < in.size(); ++i)
-      if (!fits_int48(in[i])) return fail(errc::value_out_of_range, "rescale_array: input is not an int48", i);
+  if constexpr (sizeof(In) == 1) {
+    // 8-bit per-tensor: a table of all 256 codes pays for itself after a few hundred elements.
+    // It is used only when every code is valid, so no element needs a check.
+    if (channels == 1 && in.size() >= 512) {
+      std::array<Out, 256> table{};
+      bool all_valid = true;
+      for (int code = 0; code < 256; ++code) {
+        const auto r = checked::rescale_value(a, scales[0], static_cast<In>(code));
+        all_valid = all_valid && r.has_value();
+        table[static_cast<std::size_t>(code)] = static_cast<Out>(r.value_or(0));
+      }
+      if (all_valid) {
+        for (std::size_t i = 0; i < in.size(); ++i) out[i] = table[static_cast<std::uint8_t>(in[i])];
+        return {};
+      }
+    }
   }
 
-  const auto [min_it, max_it] = std::minmax_element(in.begin(), in.end());
-  for (std::size_t c = 0; c < channels; ++c) {
-    if (detail::prove(a, scales[c], *min_it, *max_it)) continue;
+  In min = in[0], max = in[0];
+  for (const In x : in) {  // a plain reduction: compilers vectorise it, unlike std::minmax_element
+    min = x < min ? x : min;
+    max = x > max ? x : max;
+  }
+  for (std::size_t c = 0; c < channels; ++c) {  // includes the int48 range of int64_t inputs
+    if (detail::prove(a, scales[c], min, max)) continue;
     for (std::size_t i = c; i < in.size(); i += channels)  // find the first offending element
       if (auto r = checked::rescale_value(a, scales[c], in[i]); !r) return fail(r.error().code, r.error().message, i);
   }
 
   const std::size_t rows = in.size() / channels;
-  if constexpr (sizeof(In) == 1) {
-    if (channels == 1 && rows >= 1024) {  // a table pays for itself after a few hundred elements
-      const detail::rescale_kernel k(a, scales[0]);
-      std::array<Out, 256> table{};
-      for (int code = 0; code < 256; ++code) table[static_cast<std::size_t>(code)] = static_cast<Out>(k(static_cast<In>(code)));
-      for (std::size_t i = 0; i < in.size(); ++i) out[i] = table[static_cast<std::uint8_t>(in[i])];
-      return {};
-    }
-  }
   for (std::size_t c = 0; c < channels; ++c)
     detail::run_strided(detail::rescale_kernel(a, scales[c]), in.data() + c, out.data() + c, rows, channels);
   return {};
