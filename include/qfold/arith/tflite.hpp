@@ -113,19 +113,28 @@ namespace checked {
   return quantized_multiplier{s.multiplier, shift};
 }
 
-// The first x in [lo, hi] where TFLite's MultiplyByQuantizedMultiplier (in `build`) and TOSA
-// apply_scale_32 SINGLE_ROUND with the converted shift differ, or nullopt when they agree on the
-// whole range (exhaustive; inputs where either side has no defined result count as differing).
-// With shift >= 0 or the single-rounding build the two are the same formula; with the default
-// build and shift < 0 they differ near ties of the first rounding step.
+// Whether TFLite's MultiplyByQuantizedMultiplier in `build` and TOSA apply_scale_32 with the
+// converted shift compute the same function on every input both define. The default (double
+// rounding) build is TOSA DOUBLE_ROUND and the single-rounding build is TOSA SINGLE_ROUND; for
+// shift >= 0 (TOSA shift <= 31, where DOUBLE_ROUND is inert) all four coincide. The algebra is in
+// docs/conventions.md; tests check it against an independent reference. TOSA defines fewer
+// inputs: its value requirement is one bit tighter than TFLite's x * 2^shift overflow limit.
+[[nodiscard]] constexpr bool same_function(rounding build, bool tosa_double_round, int tflite_shift) noexcept {
+  return tflite_shift >= 0 || (build == rounding::double_round) == tosa_double_round;
+}
+
+// The first x in [lo, hi] where the two differ, or where one side defines a result and the
+// other does not; nullopt when they agree on the whole range (by exhaustive evaluation).
 [[nodiscard]] constexpr std::optional<std::int32_t> first_disagreement(quantized_multiplier m, rounding build,
-                                                                       std::int32_t lo, std::int32_t hi) {
+                                                                       bool tosa_double_round, std::int32_t lo,
+                                                                       std::int32_t hi) {
   const result<scale_factor> t = to_tosa(m);
   for (std::int64_t x = lo; x <= hi; ++x) {
     const auto xi = static_cast<std::int32_t>(x);
     const auto a = checked::multiply_by_quantized_multiplier(xi, m.multiplier, m.shift, build);
-    const auto b = t ? qfold::checked::apply_scale_32(xi, t->multiplier, t->shift) : result<std::int32_t>(t.error());
-    if (!a || !b || *a != *b) return xi;
+    const auto b = t ? qfold::checked::apply_scale_32(xi, t->multiplier, t->shift, tosa_double_round)
+                     : result<std::int32_t>(t.error());
+    if (a.has_value() != b.has_value() || (a && *a != *b)) return xi;
   }
   return std::nullopt;
 }
