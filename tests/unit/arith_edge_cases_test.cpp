@@ -220,3 +220,29 @@ TEST_CASE("7.15 INEXACT_ROUND is representable but not bit exact", "[arith][edge
   // Evaluated as SINGLE_ROUND, one of the results the spec's tolerance admits: 3/2 -> 2.
   CHECK(qfold::rescale_value(a, {one_30, 31}, 3) == 2);
 }
+
+TEST_CASE("docs/conventions.md worked example: scale 1/4 under every rule", "[arith][docs]") {
+  struct row {
+    std::int32_t x, tosa_single, tosa_double, tflite_default, tflite_single, cmsis_default;
+  };
+  // The table of docs/conventions.md, derived by hand there.
+  constexpr row rows[] = {{-2, 0, -1, -1, 0, -1}, {-1, 0, 0, 0, 0, 0}, {1, 0, 1, 1, 0, 1}, {2, 1, 1, 1, 1, 1},
+                          {6, 2, 2, 2, 2, 2}};
+  using qfold::tflite::rounding;
+  for (const row& r : rows) {
+    CAPTURE(r.x);
+    CHECK(qfold::apply_scale_32(r.x, one_30, 32) == r.tosa_single);
+    CHECK(qfold::apply_scale_32(r.x, one_30, 32, true) == r.tosa_double);
+    CHECK(qfold::tflite::multiply_by_quantized_multiplier(r.x, one_30, -1) == r.tflite_default);
+    CHECK(qfold::tflite::multiply_by_quantized_multiplier(r.x, one_30, -1, rounding::single_round) == r.tflite_single);
+    CHECK(qfold::cmsis_nn::requantize(r.x, one_30, -1) == r.cmsis_default);
+    CHECK(qfold::cmsis_nn::requantize(r.x, one_30, -1, qfold::cmsis_nn::rounding::single_round) == r.tflite_single);
+  }
+  CHECK(qfold::tflite::same_function(rounding::double_round, true, -1));
+  CHECK_FALSE(qfold::tflite::same_function(rounding::double_round, false, -1));
+  CHECK(qfold::tflite::first_disagreement({one_30, -1}, rounding::double_round, false, -2, 6) == -2);
+  CHECK(qfold::tflite::first_disagreement({one_30, -1}, rounding::double_round, true, -1000, 1000) == std::nullopt);
+  // Domain: TOSA shift 30 needs |x| < 2^29, TFLite shift 1 only that 2x fits int32.
+  CHECK(qfold::tflite::first_disagreement({one_30, 1}, rounding::double_round, true, (1 << 29) - 2, 1 << 29) ==
+        (1 << 29));
+}
