@@ -44,7 +44,7 @@ scenario make_scenario<std::int32_t, std::int8_t>() {  // int32 accumulators -> 
 
 template <class In, class Out>
 void setup(benchmark::State& state, const scenario& s) {
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(n));
   state.counters["elements_per_ns"] =
       benchmark::Counter(static_cast<double>(n) * static_cast<double>(state.iterations()) / 1e9,
                          benchmark::Counter::kIsRate);

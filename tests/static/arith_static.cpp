@@ -74,6 +74,7 @@ static_assert(qfold::apply_scale_32(-3, 1 << 30, 31) == -1);
 static_assert(qfold::apply_scale_32(3, 1 << 30, 31) == 2);
 static_assert(qfold::apply_scale_32(-2, 1 << 30, 32, true) == -1);
 static_assert(qfold::apply_scale_32(-2, 1 << 30, 32, false) == 0);
+static_assert(!qfold::checked::mul<std::int32_t>(INT32_MIN, INT32_MIN, 63));  // the spec's int64 sum overflows
 static_assert(qfold::apply_scale_16(-3, 1 << 14, 15) == -1);
 static_assert(qfold::reciprocal_scale(1) == scale_factor{(1 << 30) + 1, 30});
 static_assert(qfold::reciprocal_scale(3) == scale_factor{1431655766, 32});  // floor((2^30+1) * 4 / 3)

@@ -53,9 +53,9 @@ namespace checked {
 
 [[nodiscard]] constexpr result<std::int32_t> apply_scale_16(std::int64_t value, std::int16_t multiplier,
                                                             int shift) {
+  if (!fits_int48(value)) return fail(errc::value_out_of_range, "apply_scale_16: value is not an int48");
   if (multiplier < 0) return fail(errc::negative_multiplier, "apply_scale_16: multiplier < 0");
   if (shift < 2 || shift > 62) return fail(errc::shift_out_of_range, "apply_scale_16: shift outside 2..62");
-  if (!fits_int48(value)) return fail(errc::value_out_of_range, "apply_scale_16: value is not an int48");
   const std::int64_t r = shift_right_round_half_up(value * multiplier, shift);
   if (!fits_int32(r)) return fail(errc::result_out_of_range, "apply_scale_16: result outside int32");
   return static_cast<std::int32_t>(r);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "qfold/arith/result.hpp"
 #include "qfold/arith/rounding.hpp"
@@ -40,14 +41,16 @@ namespace checked {
   return detail::single_round(std::int64_t{val} * multiplier, 31 - shift);
 }
 
-// arm_nn_requantize_s64(val, reduced_multiplier, shift): val in int48, a 16-bit reduced
-// multiplier (see tflite's int64 overload), shift -31..7.
+// arm_nn_requantize_s64(val, reduced_multiplier, shift): CMSIS-NN documents val as an int48, a
+// 16-bit reduced multiplier (see tflite's int64 overload) and shift -31..7; like the code, qfold
+// accepts whatever the code defines: val * reduced_multiplier within int64, a shift count
+// 14 - shift in 0..63, and an intermediate that fits int32 and is not INT32_MAX.
 [[nodiscard]] constexpr result<std::int32_t> requantize_s64(std::int64_t val, std::int32_t reduced_multiplier,
                                                             std::int32_t shift) {
-  if (shift < -31 || shift > 7) return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -31..7");
-  if (!fits_int48(val)) return fail(errc::value_out_of_range, "cmsis_nn: val is not an int48");
-  if (reduced_multiplier < -32768 || reduced_multiplier > 32767)
-    return fail(errc::multiplier_out_of_range, "cmsis_nn: reduced multiplier is not 16-bit");
+  if (shift < -49 || shift > 14) return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -49..14");
+  const std::int64_t limit = std::numeric_limits<std::int64_t>::max() / (reduced_multiplier == 0 ? 1 : reduced_multiplier);
+  if (val > (limit < 0 ? -limit : limit) || val < -(limit < 0 ? -limit : limit))
+    return fail(errc::value_out_of_range, "cmsis_nn: val * reduced_multiplier overflows int64");
   return detail::single_round(val * reduced_multiplier, 15 - shift);
 }
 }  // namespace checked

@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <limits>
 
 #include "qfold/arith/result.hpp"
 #include "qfold/arith/rounding.hpp"
@@ -23,6 +24,10 @@ template <mul_operand T>
     return fail(errc::shift_out_of_range, "mul: shift must be 0 unless operands are i32");
   const std::int64_t product = std::int64_t{a} * std::int64_t{b};
   if (shift == 0) return wrap_int32(product);  // wraps, never saturates (46341^2 -> -2147479015)
+  // The spec adds 2^(shift-1) in int64: for shift 63 and INT32_MIN^2 that sum overflows, so the
+  // spec's result is undefined there; refuse it rather than return the exact value 1.
+  if (product > std::numeric_limits<std::int64_t>::max() - (std::int64_t{1} << (shift - 1)))
+    return fail(errc::result_out_of_range, "mul: a * b + 2^(shift-1) overflows the spec's int64");
   const std::int64_t r = shift_right_round_half_up(product, shift);
   if (!fits_int32(r)) return fail(errc::result_out_of_range, "mul: shifted result outside int32");
   return static_cast<std::int32_t>(r);

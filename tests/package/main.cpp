@@ -1,0 +1,16 @@
+// Package consumer: qfold::qfold alone must give C++20 and a working <qfold/qfold.hpp>.
+#include <cstdio>
+#include <qfold/qfold.hpp>
+
+static_assert(QFOLD_VERSION ==
+              qfold::version_major * 10000 + qfold::version_minor * 100 + qfold::version_patch);
+#ifdef QFOLD_PACKAGE_TEST_VERSION
+static_assert(QFOLD_VERSION == QFOLD_PACKAGE_TEST_VERSION,
+              "the installed header and the package version file disagree");
+#endif
+
+int main() {
+  std::printf("qfold %d.%d.%d found\n", qfold::version_major, qfold::version_minor,
+              qfold::version_patch);
+  return 0;
+}
