@@ -35,11 +35,17 @@ scenario make_scenario<std::int8_t, std::int8_t>() {  // int8 -> int8, per tenso
 }
 template <>
 scenario make_scenario<std::int16_t, std::int16_t>() {  // int16 -> int16, per tensor
-  return {{.input_type = qfold::int_type::i16, .output_type = qfold::int_type::i16}, {{1518500250, 31}}, -32768, 32767};
+  return {{.input_type = qfold::int_type::i16, .output_type = qfold::int_type::i16},
+          {{1518500250, 31}},
+          -32768,
+          32767};
 }
 template <>
 scenario make_scenario<std::int32_t, std::int8_t>() {  // int32 accumulators -> int8, per tensor
-  return {{.input_type = qfold::int_type::i32, .output_zp = -5}, {{1582621291, 39}}, -(1 << 20), 1 << 20};
+  return {{.input_type = qfold::int_type::i32, .output_zp = -5},
+          {{1582621291, 39}},
+          -(1 << 20),
+          1 << 20};
 }
 
 template <class In, class Out>
@@ -57,7 +63,8 @@ void per_element_calls(benchmark::State& state) {
   const auto in = random_input<In>(s.lo, s.hi);
   std::vector<Out> out(n);
   for (auto _ : state) {
-    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<Out>(qfold::rescale_value(s.attrs, s.scales[0], in[i]));
+    for (std::size_t i = 0; i < n; ++i)
+      out[i] = static_cast<Out>(qfold::rescale_value(s.attrs, s.scales[0], in[i]));
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -103,7 +110,8 @@ void handwritten_unchecked(benchmark::State& state) {
 void per_channel_batch(benchmark::State& state) {
   const std::size_t channels = 64;
   std::vector<qfold::scale_factor> scales(channels);
-  for (std::size_t c = 0; c < channels; ++c) scales[c] = {static_cast<std::int32_t>(1100000000 + 7000000 * c), 38};
+  for (std::size_t c = 0; c < channels; ++c)
+    scales[c] = {static_cast<std::int32_t>(1100000000 + 7000000 * c), 38};
   const qfold::rescale_attributes a{.input_type = qfold::int_type::i32, .per_channel = true};
   const auto in = random_input<std::int32_t>(-(1 << 20), 1 << 20);
   std::vector<std::int8_t> out(n);

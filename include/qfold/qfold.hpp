@@ -2,8 +2,6 @@
 // Layers in include order (DESIGN.md): arith, math, quant, table, exact, fold, graph.
 #pragma once
 
-#include <qfold/version.hpp>
-
 #include <qfold/arith/apply_scale.hpp>
 #include <qfold/arith/cmsis_nn.hpp>
 #include <qfold/arith/gemmlowp.hpp>
@@ -15,3 +13,4 @@
 #include <qfold/arith/rounding.hpp>
 #include <qfold/arith/scale_derivation.hpp>
 #include <qfold/arith/tflite.hpp>
+#include <qfold/version.hpp>

@@ -71,38 +71,38 @@ enum class Why {
   multiplier_not_int32,
   multiplier_not_int16,
   shift_not_int8,
-  operand_not_representable,   // MUL operand not representable in in_t
-  unsupported_type,            // e.g. MUL with in_t == i48
+  operand_not_representable,  // MUL operand not representable in in_t
+  unsupported_type,           // e.g. MUL with in_t == i48
   // TOSA scale helpers
   multiplier_negative,
   shift_out_of_range,
-  value_out_of_range,          // apply_scale_32: value outside [-2^(shift-1), 2^(shift-1))
+  value_out_of_range,  // apply_scale_32: value outside [-2^(shift-1), 2^(shift-1))
   result_not_int32,
   divisor_zero,                // reciprocal_scale
   multiplier_overflows_int32,  // reciprocal_scale result does not fit int32_t
   // RESCALE
-  error_if,                    // one or more ERROR_IFs hold; see rescale_error_if()
+  error_if,  // one or more ERROR_IFs hold; see rescale_error_if()
   input_not_representable,
   input_zp_not_representable,
   output_zp_not_representable,
-  inexact_round,               // rounding_mode == INEXACT_ROUND: not bit-exact
-  output_zp_add_overflow,      // apply_add_s<int32_t>(result, output_zp) REQUIRE
+  inexact_round,           // rounding_mode == INEXACT_ROUND: not bit-exact
+  output_zp_add_overflow,  // apply_add_s<int32_t>(result, output_zp) REQUIRE
   // MUL
-  mul_shift_out_of_range,      // REQUIRE(0 <= shift <= 63)
-  mul_shift_not_zero,          // REQUIRE(in_t == i32 || shift == 0)
+  mul_shift_out_of_range,  // REQUIRE(0 <= shift <= 63)
+  mul_shift_not_zero,      // REQUIRE(in_t == i32 || shift == 0)
   mul_result_not_int32,
-  int64_overflow,              // the source's int64_t arithmetic overflows
+  int64_overflow,  // the source's int64_t arithmetic overflows
   // multiplier/shift derivation from a double
   nan_or_inf,
   unsupported_scale_width,
-  mantissa_too_large,          // "shifted mantissa exceeds ..." (never fires for finite input)
-  shift_below_2,               // MLIR computeMultiplierAndShift returns false
+  mantissa_too_large,  // "shifted mantissa exceeds ..." (never fires for finite input)
+  shift_below_2,       // MLIR computeMultiplierAndShift returns false
   // C/C++ integer hazards
-  signed_overflow,             // signed int overflow (UB)
-  shift_count_out_of_range,    // shift count negative or >= width (UB) / assert on exponent
-  exponent_out_of_range,       // gemmlowp RoundingDivideByPOT assert(0 <= exponent <= 31)
-  input_out_of_range,          // TFLite int64 overload: x outside [-2^47, 2^47)
-  narrowing_to_int32,          // int64 -> int32 conversion of an out-of-range value
+  signed_overflow,           // signed int overflow (UB)
+  shift_count_out_of_range,  // shift count negative or >= width (UB) / assert on exponent
+  exponent_out_of_range,     // gemmlowp RoundingDivideByPOT assert(0 <= exponent <= 31)
+  input_out_of_range,        // TFLite int64 overload: x outside [-2^47, 2^47)
+  narrowing_to_int32,        // int64 -> int32 conversion of an out-of-range value
 };
 
 template <class T>
@@ -193,10 +193,14 @@ enum class DType { i8, i16, i32, i48 };
 
 inline int bits_of(DType t) {
   switch (t) {
-    case DType::i8: return 8;
-    case DType::i16: return 16;
-    case DType::i32: return 32;
-    case DType::i48: return 48;
+    case DType::i8:
+      return 8;
+    case DType::i16:
+      return 16;
+    case DType::i32:
+      return 32;
+    case DType::i48:
+      return 48;
   }
   return 0;
 }
@@ -236,8 +240,7 @@ inline int64_t from_bits(DType t, bool is_unsigned, int64_t raw) {
 inline Result<int32_t> apply_scale_32(int64_t value, int64_t multiplier, int shift,
                                       bool double_round) {
   if (!fits_int32(value)) return failure<int32_t>(Kind::type_range, Why::value_not_int32);
-  if (!fits_int32(multiplier))
-    return failure<int32_t>(Kind::type_range, Why::multiplier_not_int32);
+  if (!fits_int32(multiplier)) return failure<int32_t>(Kind::type_range, Why::multiplier_not_int32);
   if (shift < -128 || shift > 127) return failure<int32_t>(Kind::type_range, Why::shift_not_int8);
 
   if (!(multiplier >= 0)) return failure<int32_t>(Kind::require, Why::multiplier_negative);
@@ -334,8 +337,8 @@ struct RescaleParams {
   bool per_channel = false;
   bool input_unsigned = false;
   bool output_unsigned = false;
-  int64_t input_zp = 0;    // a value (0..255 for u8, 0 or 32768 for u16, -128..127 for i8)
-  int64_t output_zp = 0;   // likewise for out_t
+  int64_t input_zp = 0;          // a value (0..255 for u8, 0 or 32768 for u16, -128..127 for i8)
+  int64_t output_zp = 0;         // likewise for out_t
   int64_t multiplier = 1 << 30;  // multiplier[c] for this element's channel c (mul_t: i32 or i16)
   int64_t shift = 30;            // shift[c] (i8)
   int rank = 1;                  // rank of the input tensor (only per_channel && rank < 1 matters)
@@ -345,8 +348,9 @@ struct RescaleParams {
 // (marked). A field is true when that condition HOLDS (i.e. the graph is invalid for it).
 struct RescaleErrorIf {
   // RESCALE.tosac, in order:
-  bool input_zp_nonzero_for_type = false;   // in_t not i8 and not (i16 && input_unsigned), zp != 0
-  bool output_zp_nonzero_for_type = false;  // out_t not i8 and not (i16 && output_unsigned), zp != 0
+  bool input_zp_nonzero_for_type = false;  // in_t not i8 and not (i16 && input_unsigned), zp != 0
+  bool output_zp_nonzero_for_type =
+      false;  // out_t not i8 and not (i16 && output_unsigned), zp != 0
   bool input_u16_zp_not_0_or_32768 = false;
   bool output_u16_zp_not_0_or_32768 = false;
   bool scale32_with_i48_input = false;
@@ -468,8 +472,8 @@ inline Result<int64_t> rescale_element(const RescaleParams& p, int64_t in) {
   const int ob = bits_of(p.out_t);
   i128 lo = 0, hi = 0;
   if (p.output_unsigned) {
-    lo = 0;                 // minimum_u<out_t>
-    hi = pow2(ob) - 1;      // maximum_u<out_t>
+    lo = 0;             // minimum_u<out_t>
+    hi = pow2(ob) - 1;  // maximum_u<out_t>
   } else {
     lo = -pow2(ob - 1);     // minimum_s<out_t>
     hi = pow2(ob - 1) - 1;  // maximum_s<out_t>
@@ -551,8 +555,10 @@ inline DoubleParts decompose(double x) {
   const int e = static_cast<int>((bits >> 52) & 0x7FFu);
   const uint64_t frac = bits & ((uint64_t{1} << 52) - 1);
   if (e == 0x7FF) {
-    if (frac != 0) d.is_nan = true;
-    else d.is_inf = true;
+    if (frac != 0)
+      d.is_nan = true;
+    else
+      d.is_inf = true;
     return d;
   }
   if (e == 0) {
@@ -588,8 +594,9 @@ inline i128 round_shifted(uint64_t sig, int drop, bool half_to_even) {
 
 // ExecuTorch backends/arm/operators/op_tosa_rescale.py::_compute_multiplier_and_shift, one
 // scale (stored at e32f827). Python semantics:
-//   scale_width not 16/32                 -> ValueError     (python_exception, unsupported_scale_width)
-//   NaN / inf: math.frexp passes them through, round() raises ValueError / OverflowError
+//   scale_width not 16/32                 -> ValueError     (python_exception,
+//   unsupported_scale_width) NaN / inf: math.frexp passes them through, round() raises ValueError /
+//   OverflowError
 //                                         -> python_exception, nan_or_inf
 //   mant, exp = frexp(scale); m = round(mant * 2^offset)  (half to even; offset = 31 or 15)
 //   assert m <= 2^offset                  (never fails)
@@ -603,9 +610,12 @@ inline i128 round_shifted(uint64_t sig, int drop, bool half_to_even) {
 // +0.0 and -0.0 both give (0, offset), e.g. (0, 31): round(-0.0) is the int 0.
 inline Result<MulShift> et_compute_multiplier_and_shift(double scale, int scale_width = 32) {
   int offset = 0;
-  if (scale_width == 16) offset = 15;
-  else if (scale_width == 32) offset = 31;
-  else return failure<MulShift>(Kind::python_exception, Why::unsupported_scale_width);
+  if (scale_width == 16)
+    offset = 15;
+  else if (scale_width == 32)
+    offset = 31;
+  else
+    return failure<MulShift>(Kind::python_exception, Why::unsupported_scale_width);
 
   const DoubleParts d = decompose(scale);
   if (d.is_nan || d.is_inf) return failure<MulShift>(Kind::python_exception, Why::nan_or_inf);
@@ -617,7 +627,8 @@ inline Result<MulShift> et_compute_multiplier_and_shift(double scale, int scale_
     m = d.negative ? -mag : mag;
     exp = d.exp;
   }
-  if (!(m <= pow2(offset))) return failure<MulShift>(Kind::python_exception, Why::mantissa_too_large);
+  if (!(m <= pow2(offset)))
+    return failure<MulShift>(Kind::python_exception, Why::mantissa_too_large);
   if (m == pow2(offset)) {
     m = floor_shift(m, 1);  // //= 2
     exp = exp + 1;
@@ -642,9 +653,10 @@ inline Result<MulShift> et_compute_multiplier_and_shift(double scale, int scale_
 // of llvm-project after PR #129606 (merged 2025-03): the clamp is at 62 and the function
 // returns false when shift < 2. Older versions: clamp at 63 (e.g. stored 45d17e2) and/or a void
 // return with no shift check (stored 3d1687c has clamp 62 but still void).
-//   scaleWidth not 16/32                  -> assert(0) and return false (assert_fail, unsupported_scale_width)
-//   mant = frexp(scale); shiftedM = std::round(mant * 2^offset)   (half AWAY from zero)
-//   assert(shiftedM <= 2^offset)          NaN/inf fail this (NaN compares false; inf > 2^offset)
+//   scaleWidth not 16/32                  -> assert(0) and return false (assert_fail,
+//   unsupported_scale_width) mant = frexp(scale); shiftedM = std::round(mant * 2^offset)   (half
+//   AWAY from zero) assert(shiftedM <= 2^offset)          NaN/inf fail this (NaN compares false;
+//   inf > 2^offset)
 //                                         -> assert_fail, nan_or_inf (in NDEBUG builds the
 //                                            later static_cast<int32_t> of NaN/inf is UB)
 //   if shiftedM == 2^offset: /= 2, ++shift
@@ -658,9 +670,12 @@ inline Result<MulShift> et_compute_multiplier_and_shift(double scale, int scale_
 // multiplier and ok == true.
 inline Result<MulShift> mlir_compute_multiplier_and_shift(double scale, int scale_width = 32) {
   int offset = 0;
-  if (scale_width == 16) offset = 15;
-  else if (scale_width == 32) offset = 31;
-  else return failure<MulShift>(Kind::assert_fail, Why::unsupported_scale_width);
+  if (scale_width == 16)
+    offset = 15;
+  else if (scale_width == 32)
+    offset = 31;
+  else
+    return failure<MulShift>(Kind::assert_fail, Why::unsupported_scale_width);
 
   const DoubleParts d = decompose(scale);
   if (d.is_nan || d.is_inf) return failure<MulShift>(Kind::assert_fail, Why::nan_or_inf);
@@ -723,7 +738,8 @@ inline Result<TfliteMulShift> tflite_quantize_multiplier(double d, bool single_r
   int shift = p.exp;
   const i128 mag = round_shifted(p.sig, 53 - 31, /*half_to_even=*/false);
   i128 q_fixed = p.negative ? -mag : mag;
-  if (!(q_fixed <= pow2(31))) return failure<TfliteMulShift>(Kind::check_fail, Why::mantissa_too_large);
+  if (!(q_fixed <= pow2(31)))
+    return failure<TfliteMulShift>(Kind::check_fail, Why::mantissa_too_large);
   if (q_fixed == pow2(31)) {
     q_fixed = q_fixed / 2;
     shift = shift + 1;
@@ -774,7 +790,8 @@ inline Result<int32_t> cpp17_int_mul_pow2(int32_t x, int left_shift) {
     return failure<int32_t>(Kind::undefined, Why::shift_count_out_of_range);
   const i128 p = (left_shift == 31) ? static_cast<i128>(INT32_MIN) : pow2(left_shift);
   const i128 prod = static_cast<i128>(x) * p;
-  if (!fits_int32(prod)) return failure<int32_t>(Kind::undefined, Why::signed_overflow, wrap32(prod));
+  if (!fits_int32(prod))
+    return failure<int32_t>(Kind::undefined, Why::signed_overflow, wrap32(prod));
   return success(static_cast<int32_t>(prod));
 }
 
@@ -839,9 +856,10 @@ enum class TfliteInt64Variant {
 //                                    int64 for huge x -> undefined, int64_overflow; then narrowing.
 // For q in [0x7FFF0000, 0x7FFF7FFF] guard and no-guard agree (both 0x7FFF).
 inline Result<int32_t> tflite_multiply_by_quantized_multiplier_int64(
-    int64_t x, int32_t q, int shift, TfliteInt64Variant variant = TfliteInt64Variant::double_rounding) {
-  const Kind ck = (variant == TfliteInt64Variant::single_rounding) ? Kind::dcheck_fail
-                                                                   : Kind::assert_fail;
+    int64_t x, int32_t q, int shift,
+    TfliteInt64Variant variant = TfliteInt64Variant::double_rounding) {
+  const Kind ck =
+      (variant == TfliteInt64Variant::single_rounding) ? Kind::dcheck_fail : Kind::assert_fail;
   if (!(q >= 0)) return failure<int32_t>(ck, Why::multiplier_negative);
   if (!(shift >= -31 && shift < 8)) return failure<int32_t>(ck, Why::shift_out_of_range);
   if (variant != TfliteInt64Variant::legacy_no_guard && !fits_signed(x, 48))
@@ -868,8 +886,8 @@ inline Result<int32_t> tflite_multiply_by_quantized_multiplier_int64(
   }
   const i128 result = floor_shift(wrap_signed(acc, 64), total_shift);
   if (!fits_int32(result) && first_kind == Kind::none) {
-    first_kind = (variant == TfliteInt64Variant::single_rounding) ? Kind::dcheck_fail
-                                                                  : Kind::narrowing;
+    first_kind =
+        (variant == TfliteInt64Variant::single_rounding) ? Kind::dcheck_fail : Kind::narrowing;
     first_why = (variant == TfliteInt64Variant::single_rounding) ? Why::result_not_int32
                                                                  : Why::narrowing_to_int32;
   }
@@ -913,8 +931,9 @@ inline Result<int32_t> cmsis_doubling_high_mult_no_sat(int32_t m1, int32_t m2) {
 }
 
 // arm_nn_divide_by_power_of_two(dividend, exponent), documented range [0, 31]:
-//   remainder_mask = (1 << exponent) - 1; remainder = mask & dividend; result = dividend >> exponent;
-//   threshold = mask >> 1; if (result < 0) threshold++; if (remainder > threshold) result++;
+//   remainder_mask = (1 << exponent) - 1; remainder = mask & dividend; result = dividend >>
+//   exponent; threshold = mask >> 1; if (result < 0) threshold++; if (remainder > threshold)
+//   result++;
 // Ties away from zero. It tests the sign of the *shifted result*, gemmlowp tests the sign of the
 // dividend; for an arithmetic shift they are the same (a negative dividend always shifts to a
 // value <= -1), so the two agree on every input.
@@ -961,7 +980,8 @@ inline Result<int32_t> cmsis_requantize(int32_t val, int32_t multiplier, int32_t
     const i128 result32 = wrap_signed(wide, 32);  // `int32_t result = ...` narrows here
     const i128 result = floor_shift(wrap_signed(result32 + 1, 32), 1);
     if (!fits_int32(wide))
-      return failure<int32_t>(Kind::narrowing, Why::narrowing_to_int32, static_cast<int32_t>(result));
+      return failure<int32_t>(Kind::narrowing, Why::narrowing_to_int32,
+                              static_cast<int32_t>(result));
     if (result32 == INT32_MAX) return failure<int32_t>(Kind::undefined, Why::signed_overflow);
     return success(static_cast<int32_t>(result));
   }
@@ -974,8 +994,8 @@ inline Result<int32_t> cmsis_requantize(int32_t val, int32_t multiplier, int32_t
   i128 scaled = 0;
   if (left >= 31) {
     // 1 << 31 is UB in C; 1 << 32 and beyond is UB everywhere. No value to carry on with.
-    return failure<int32_t>(Kind::undefined, left == 31 ? Why::signed_overflow
-                                                        : Why::shift_count_out_of_range);
+    return failure<int32_t>(Kind::undefined,
+                            left == 31 ? Why::signed_overflow : Why::shift_count_out_of_range);
   }
   scaled = static_cast<i128>(val) * pow2(left);
   if (!fits_int32(scaled)) {
@@ -983,7 +1003,8 @@ inline Result<int32_t> cmsis_requantize(int32_t val, int32_t multiplier, int32_t
     first_why = Why::signed_overflow;
     scaled = wrap_signed(scaled, 32);
   }
-  const Result<int32_t> high = cmsis_doubling_high_mult_no_sat(static_cast<int32_t>(scaled), multiplier);
+  const Result<int32_t> high =
+      cmsis_doubling_high_mult_no_sat(static_cast<int32_t>(scaled), multiplier);
   if (!high.ok && first_kind == Kind::none) {
     first_kind = high.kind;
     first_why = high.why;
@@ -998,7 +1019,8 @@ inline Result<int32_t> cmsis_requantize(int32_t val, int32_t multiplier, int32_t
   return success(out.value);
 }
 
-// REDUCE_MULTIPLIER(m): m < 0x7FFF0000 ? (m + (1 << 15)) >> 16 : 0x7FFF. Always defined for int32 m.
+// REDUCE_MULTIPLIER(m): m < 0x7FFF0000 ? (m + (1 << 15)) >> 16 : 0x7FFF. Always defined for int32
+// m.
 inline int32_t cmsis_reduce_multiplier(int32_t m) {
   if (m < 0x7FFF0000) return static_cast<int32_t>(floor_shift(static_cast<i128>(m) + pow2(15), 16));
   return 0x7FFF;
@@ -1014,7 +1036,8 @@ inline int32_t cmsis_reduce_multiplier(int32_t m) {
 // Mathematically floor((val*rm + 2^(14-shift)) / 2^(15-shift)), the same formula as TFLite's
 // int64 overload, but only exact while the intermediate fits int32, i.e. for final results in
 // [-2^30, 2^30 - 1]; TFLite covers the whole int32 range.
-inline Result<int32_t> cmsis_requantize_s64(int64_t val, int32_t reduced_multiplier, int32_t shift) {
+inline Result<int32_t> cmsis_requantize_s64(int64_t val, int32_t reduced_multiplier,
+                                            int32_t shift) {
   const i128 new_val = static_cast<i128>(val) * static_cast<i128>(reduced_multiplier);
   if (!fits_int64(new_val)) return failure<int32_t>(Kind::undefined, Why::int64_overflow);
   const i128 count = 14 - static_cast<i128>(shift);
@@ -1033,7 +1056,8 @@ inline Result<int32_t> cmsis_requantize_s64(int64_t val, int32_t reduced_multipl
     first_why = Why::signed_overflow;
   }
   const i128 result = floor_shift(wrap_signed(result32 + 1, 32), 1);
-  if (first_kind != Kind::none) return failure<int32_t>(first_kind, first_why, static_cast<int32_t>(result));
+  if (first_kind != Kind::none)
+    return failure<int32_t>(first_kind, first_why, static_cast<int32_t>(result));
   return success(static_cast<int32_t>(result));
 }
 
@@ -1043,56 +1067,100 @@ inline Result<int32_t> cmsis_requantize_s64(int64_t val, int32_t reduced_multipl
 
 inline const char* to_string(Kind k) {
   switch (k) {
-    case Kind::none: return "none";
-    case Kind::type_range: return "type_range";
-    case Kind::require: return "require";
-    case Kind::error_if: return "error_if";
-    case Kind::assert_fail: return "assert_fail";
-    case Kind::check_fail: return "check_fail";
-    case Kind::dcheck_fail: return "dcheck_fail";
-    case Kind::python_exception: return "python_exception";
-    case Kind::undefined: return "undefined";
-    case Kind::narrowing: return "narrowing";
-    case Kind::not_modelled: return "not_modelled";
+    case Kind::none:
+      return "none";
+    case Kind::type_range:
+      return "type_range";
+    case Kind::require:
+      return "require";
+    case Kind::error_if:
+      return "error_if";
+    case Kind::assert_fail:
+      return "assert_fail";
+    case Kind::check_fail:
+      return "check_fail";
+    case Kind::dcheck_fail:
+      return "dcheck_fail";
+    case Kind::python_exception:
+      return "python_exception";
+    case Kind::undefined:
+      return "undefined";
+    case Kind::narrowing:
+      return "narrowing";
+    case Kind::not_modelled:
+      return "not_modelled";
   }
   return "?";
 }
 
 inline const char* to_string(Why w) {
   switch (w) {
-    case Why::none: return "none";
-    case Why::value_not_int32: return "value_not_int32";
-    case Why::value_not_int48: return "value_not_int48";
-    case Why::multiplier_not_int32: return "multiplier_not_int32";
-    case Why::multiplier_not_int16: return "multiplier_not_int16";
-    case Why::shift_not_int8: return "shift_not_int8";
-    case Why::operand_not_representable: return "operand_not_representable";
-    case Why::unsupported_type: return "unsupported_type";
-    case Why::multiplier_negative: return "multiplier_negative";
-    case Why::shift_out_of_range: return "shift_out_of_range";
-    case Why::value_out_of_range: return "value_out_of_range";
-    case Why::result_not_int32: return "result_not_int32";
-    case Why::divisor_zero: return "divisor_zero";
-    case Why::multiplier_overflows_int32: return "multiplier_overflows_int32";
-    case Why::error_if: return "error_if";
-    case Why::input_not_representable: return "input_not_representable";
-    case Why::input_zp_not_representable: return "input_zp_not_representable";
-    case Why::output_zp_not_representable: return "output_zp_not_representable";
-    case Why::inexact_round: return "inexact_round";
-    case Why::output_zp_add_overflow: return "output_zp_add_overflow";
-    case Why::mul_shift_out_of_range: return "mul_shift_out_of_range";
-    case Why::mul_shift_not_zero: return "mul_shift_not_zero";
-    case Why::mul_result_not_int32: return "mul_result_not_int32";
-    case Why::int64_overflow: return "int64_overflow";
-    case Why::nan_or_inf: return "nan_or_inf";
-    case Why::unsupported_scale_width: return "unsupported_scale_width";
-    case Why::mantissa_too_large: return "mantissa_too_large";
-    case Why::shift_below_2: return "shift_below_2";
-    case Why::signed_overflow: return "signed_overflow";
-    case Why::shift_count_out_of_range: return "shift_count_out_of_range";
-    case Why::exponent_out_of_range: return "exponent_out_of_range";
-    case Why::input_out_of_range: return "input_out_of_range";
-    case Why::narrowing_to_int32: return "narrowing_to_int32";
+    case Why::none:
+      return "none";
+    case Why::value_not_int32:
+      return "value_not_int32";
+    case Why::value_not_int48:
+      return "value_not_int48";
+    case Why::multiplier_not_int32:
+      return "multiplier_not_int32";
+    case Why::multiplier_not_int16:
+      return "multiplier_not_int16";
+    case Why::shift_not_int8:
+      return "shift_not_int8";
+    case Why::operand_not_representable:
+      return "operand_not_representable";
+    case Why::unsupported_type:
+      return "unsupported_type";
+    case Why::multiplier_negative:
+      return "multiplier_negative";
+    case Why::shift_out_of_range:
+      return "shift_out_of_range";
+    case Why::value_out_of_range:
+      return "value_out_of_range";
+    case Why::result_not_int32:
+      return "result_not_int32";
+    case Why::divisor_zero:
+      return "divisor_zero";
+    case Why::multiplier_overflows_int32:
+      return "multiplier_overflows_int32";
+    case Why::error_if:
+      return "error_if";
+    case Why::input_not_representable:
+      return "input_not_representable";
+    case Why::input_zp_not_representable:
+      return "input_zp_not_representable";
+    case Why::output_zp_not_representable:
+      return "output_zp_not_representable";
+    case Why::inexact_round:
+      return "inexact_round";
+    case Why::output_zp_add_overflow:
+      return "output_zp_add_overflow";
+    case Why::mul_shift_out_of_range:
+      return "mul_shift_out_of_range";
+    case Why::mul_shift_not_zero:
+      return "mul_shift_not_zero";
+    case Why::mul_result_not_int32:
+      return "mul_result_not_int32";
+    case Why::int64_overflow:
+      return "int64_overflow";
+    case Why::nan_or_inf:
+      return "nan_or_inf";
+    case Why::unsupported_scale_width:
+      return "unsupported_scale_width";
+    case Why::mantissa_too_large:
+      return "mantissa_too_large";
+    case Why::shift_below_2:
+      return "shift_below_2";
+    case Why::signed_overflow:
+      return "signed_overflow";
+    case Why::shift_count_out_of_range:
+      return "shift_count_out_of_range";
+    case Why::exponent_out_of_range:
+      return "exponent_out_of_range";
+    case Why::input_out_of_range:
+      return "input_out_of_range";
+    case Why::narrowing_to_int32:
+      return "narrowing_to_int32";
   }
   return "?";
 }

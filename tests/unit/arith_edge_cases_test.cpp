@@ -25,10 +25,12 @@ TEST_CASE("7.1 ties: SINGLE_ROUND rounds half toward +inf", "[arith][edge]") {
   CHECK(qfold::apply_scale_32(-2, one_30, 32) == 0);
 }
 
-TEST_CASE("7.2 DOUBLE_ROUND acts only when shift > 31, and 0 counts as non-negative", "[arith][edge]") {
+TEST_CASE("7.2 DOUBLE_ROUND acts only when shift > 31, and 0 counts as non-negative",
+          "[arith][edge]") {
   // shift 31: x/2, the flag changes nothing.
   for (std::int32_t v = -8; v <= 8; ++v)
-    CHECK(qfold::apply_scale_32(v, one_30, 31, true) == qfold::apply_scale_32(v, one_30, 31, false));
+    CHECK(qfold::apply_scale_32(v, one_30, 31, true) ==
+          qfold::apply_scale_32(v, one_30, 31, false));
   // shift 32 is x/4 with an extra +-1/4: 1/4 -> single 0, double floor(1/4 + 1/2 + 1/4) = 1;
   // -2/4 -> single floor(0) = 0, double floor(-1/2 + 1/2 - 1/4) = -1; 0 -> floor(3/4) = 0.
   CHECK(qfold::apply_scale_32(1, one_30, 32, false) == 0);
@@ -37,17 +39,20 @@ TEST_CASE("7.2 DOUBLE_ROUND acts only when shift > 31, and 0 counts as non-negat
   CHECK(qfold::apply_scale_32(-2, one_30, 32, true) == -1);
   CHECK(qfold::apply_scale_32(0, one_30, 32, true) == 0);
   // The int16-multiplier path with DOUBLE_ROUND is an ERROR_IF.
-  const qfold::rescale_attributes a{.input_type = qfold::int_type::i48, .scale32 = false,
+  const qfold::rescale_attributes a{.input_type = qfold::int_type::i48,
+                                    .scale32 = false,
                                     .rounding = qfold::rounding_mode::double_round};
   CHECK(qfold::validate(a).error().code == qfold::errc::illegal_attributes);
 }
 
 TEST_CASE("7.3 apply_scale_32 value requirement", "[arith][edge]") {
   // shift 31 allows [-2^30, 2^30): 2^30 at scale 0.5 violates it, -2^30 does not.
-  CHECK(checked::apply_scale_32(one_30, one_30, 31).error().code == qfold::errc::value_out_of_range);
+  CHECK(checked::apply_scale_32(one_30, one_30, 31).error().code ==
+        qfold::errc::value_out_of_range);
   CHECK(checked::apply_scale_32(-one_30, one_30, 31).value() == -(1 << 29));
   // INT32_MIN is legal only from shift 32 on.
-  CHECK(checked::apply_scale_32(i32min, one_30, 31).error().code == qfold::errc::value_out_of_range);
+  CHECK(checked::apply_scale_32(i32min, one_30, 31).error().code ==
+        qfold::errc::value_out_of_range);
   CHECK(checked::apply_scale_32(i32min, one_30, 32).value() == -(1 << 29));
   // The smallest shift: [-2, 2) at shift 2.
   CHECK(checked::apply_scale_32(-2, one_30, 2).has_value());
@@ -61,21 +66,23 @@ TEST_CASE("7.4 shift limits and unencodable scales", "[arith][edge]") {
   CHECK(checked::apply_scale_16(0, 1, 63).error().code == qfold::errc::shift_out_of_range);
   using qfold::scale_width, qfold::tie_rule;
   // 2^28 has frexp (0.5, 29): multiplier 2^30, shift 31 - 29 = 2. 2^29 would need shift 1.
-  CHECK(qfold::compute_multiplier_and_shift(0x1p28, scale_width::bits32, tie_rule::half_to_even).value() ==
-        scale_factor{one_30, 2});
-  CHECK(qfold::compute_multiplier_and_shift(0x1p29, scale_width::bits32, tie_rule::half_to_even).error().code ==
-        qfold::errc::scale_too_large);
+  CHECK(qfold::compute_multiplier_and_shift(0x1p28, scale_width::bits32, tie_rule::half_to_even)
+            .value() == scale_factor{one_30, 2});
+  CHECK(qfold::compute_multiplier_and_shift(0x1p29, scale_width::bits32, tie_rule::half_to_even)
+            .error()
+            .code == qfold::errc::scale_too_large);
   // Just below 2^29 the mantissa rounds up to 2^31, renormalises, and also needs shift 1.
-  CHECK(!qfold::compute_multiplier_and_shift(std::nextafter(0x1p29, 0.0), scale_width::bits32, tie_rule::half_to_even));
+  CHECK(!qfold::compute_multiplier_and_shift(std::nextafter(0x1p29, 0.0), scale_width::bits32,
+                                             tie_rule::half_to_even));
   // 16-bit: 2^12 -> (2^14, 2), 2^13 -> shift 1.
-  CHECK(qfold::compute_multiplier_and_shift(0x1p12, scale_width::bits16, tie_rule::half_to_even).value() ==
-        scale_factor{1 << 14, 2});
+  CHECK(qfold::compute_multiplier_and_shift(0x1p12, scale_width::bits16, tie_rule::half_to_even)
+            .value() == scale_factor{1 << 14, 2});
   CHECK(!qfold::compute_multiplier_and_shift(0x1p13, scale_width::bits16, tie_rule::half_to_even));
   // Tiny: 2^-40 is (2^30, 70); reduced to shift 62 by 8 bits: (2^22, 62). 2^-100 reaches 0.
-  CHECK(qfold::compute_multiplier_and_shift(0x1p-40, scale_width::bits32, tie_rule::half_to_even).value() ==
-        scale_factor{1 << 22, 62});
-  CHECK(qfold::compute_multiplier_and_shift(0x1p-100, scale_width::bits32, tie_rule::half_to_even).value() ==
-        scale_factor{0, 62});
+  CHECK(qfold::compute_multiplier_and_shift(0x1p-40, scale_width::bits32, tie_rule::half_to_even)
+            .value() == scale_factor{1 << 22, 62});
+  CHECK(qfold::compute_multiplier_and_shift(0x1p-100, scale_width::bits32, tie_rule::half_to_even)
+            .value() == scale_factor{0, 62});
   // MUL: shift 0..63, and only i32 may shift.
   CHECK(checked::mul<std::int32_t>(1, 1, 64).error().code == qfold::errc::shift_out_of_range);
   CHECK(checked::mul<std::int32_t>(1, 1, -1).error().code == qfold::errc::shift_out_of_range);
@@ -86,10 +93,13 @@ TEST_CASE("7.4 shift limits and unencodable scales", "[arith][edge]") {
 TEST_CASE("7.5 multiplier normalisation and ties", "[arith][edge]") {
   using qfold::scale_width, qfold::tie_rule;
   const auto et = [](double s) {
-    return qfold::compute_multiplier_and_shift(s, scale_width::bits32, tie_rule::half_to_even).value();
+    return qfold::compute_multiplier_and_shift(s, scale_width::bits32, tie_rule::half_to_even)
+        .value();
   };
   const auto mlir = [](double s) {
-    return qfold::compute_multiplier_and_shift(s, scale_width::bits32, tie_rule::half_away_from_zero).value();
+    return qfold::compute_multiplier_and_shift(s, scale_width::bits32,
+                                               tie_rule::half_away_from_zero)
+        .value();
   };
   // 1 - 2^-33: mantissa * 2^31 = 2^31 - 1/4 rounds to 2^31, renormalised to (2^30, exponent 1).
   CHECK(et(1 - 0x1p-33) == scale_factor{one_30, 30});
@@ -102,23 +112,28 @@ TEST_CASE("7.5 multiplier normalisation and ties", "[arith][edge]") {
   // TFLite QuantizeMultiplier rounds away too, and writes the exponent as a left shift.
   CHECK(qfold::tflite::quantize_multiplier(0.5 + 0x1p-32).value() ==
         qfold::tflite::quantized_multiplier{one_30 + 1, 0});
-  CHECK(qfold::tflite::quantize_multiplier(1 - 0x1p-33).value() == qfold::tflite::quantized_multiplier{one_30, 1});
+  CHECK(qfold::tflite::quantize_multiplier(1 - 0x1p-33).value() ==
+        qfold::tflite::quantized_multiplier{one_30, 1});
 }
 
 TEST_CASE("7.6 int48 accumulators use the 16-bit multiplier", "[arith][edge]") {
   // scale32 with i48 input is an ERROR_IF; without it the full int48 range is accepted.
-  CHECK(qfold::validate(qfold::rescale_attributes{.input_type = qfold::int_type::i48}).error().code ==
-        qfold::errc::illegal_attributes);
-  const qfold::rescale_attributes a{.input_type = qfold::int_type::i48, .output_type = qfold::int_type::i32,
-                                    .scale32 = false};
+  CHECK(
+      qfold::validate(qfold::rescale_attributes{.input_type = qfold::int_type::i48}).error().code ==
+      qfold::errc::illegal_attributes);
+  const qfold::rescale_attributes a{
+      .input_type = qfold::int_type::i48, .output_type = qfold::int_type::i32, .scale32 = false};
   // (2^47 - 1) * 2^14 / 2^30 = 2^31 - 2^-16 -> rounds to 2^31: outside int32 (REQUIRE).
-  CHECK(checked::rescale_value(a, {1 << 14, 30}, qfold::int48_max).error().code == qfold::errc::result_out_of_range);
+  CHECK(checked::rescale_value(a, {1 << 14, 30}, qfold::int48_max).error().code ==
+        qfold::errc::result_out_of_range);
   // -2^47 * 2^14 / 2^30 = -2^31 exactly: fits.
   CHECK(checked::rescale_value(a, {1 << 14, 30}, qfold::int48_min).value() == i32min);
-  CHECK(checked::apply_scale_16(qfold::int48_max + 1, 1, 2).error().code == qfold::errc::value_out_of_range);
+  CHECK(checked::apply_scale_16(qfold::int48_max + 1, 1, 2).error().code ==
+        qfold::errc::value_out_of_range);
 }
 
-TEST_CASE("7.7 zero points: types, zero extension, output_zp overflow, unsigned clamp", "[arith][edge]") {
+TEST_CASE("7.7 zero points: types, zero extension, output_zp overflow, unsigned clamp",
+          "[arith][edge]") {
   using qfold::int_type;
   const scale_factor unit{one_30, 30};
   // uint8 in (zp 128) -> int8 out: 0 -> -128, 255 -> 127.
@@ -126,25 +141,32 @@ TEST_CASE("7.7 zero points: types, zero extension, output_zp overflow, unsigned 
   CHECK(qfold::rescale_value(u8_to_i8, unit, 0) == -128);
   CHECK(qfold::rescale_value(u8_to_i8, unit, 255) == 127);
   // uint16 zero point must be 0 or 32768.
-  qfold::rescale_attributes u16{.input_type = int_type::i16, .output_type = int_type::i16, .input_unsigned = true,
+  qfold::rescale_attributes u16{.input_type = int_type::i16,
+                                .output_type = int_type::i16,
+                                .input_unsigned = true,
                                 .input_zp = 32768};
   CHECK(qfold::rescale_value(u16, unit, 0) == -32768);
   CHECK(qfold::rescale_value(u16, unit, 65535) == 32767);
   u16.input_zp = 1;
   CHECK(qfold::validate(u16).error().code == qfold::errc::illegal_zero_point);
   // Signed i16 and i32 zero points must be 0; i8 ones must lie in the type.
-  CHECK(qfold::validate(qfold::rescale_attributes{.input_type = int_type::i16, .input_zp = 1}).error().code ==
+  CHECK(qfold::validate(qfold::rescale_attributes{.input_type = int_type::i16, .input_zp = 1})
+            .error()
+            .code == qfold::errc::illegal_zero_point);
+  CHECK(qfold::validate(qfold::rescale_attributes{.output_type = int_type::i32, .output_zp = 1})
+            .error()
+            .code == qfold::errc::illegal_zero_point);
+  CHECK(qfold::validate(qfold::rescale_attributes{.input_zp = 128}).error().code ==
         qfold::errc::illegal_zero_point);
-  CHECK(qfold::validate(qfold::rescale_attributes{.output_type = int_type::i32, .output_zp = 1}).error().code ==
-        qfold::errc::illegal_zero_point);
-  CHECK(qfold::validate(qfold::rescale_attributes{.input_zp = 128}).error().code == qfold::errc::illegal_zero_point);
   // Unsigned output: a negative result clamps to 0 (reference model), not to 255.
   const qfold::rescale_attributes i16_to_u8{.input_type = int_type::i16, .output_unsigned = true};
   CHECK(qfold::rescale_value(i16_to_u8, unit, -100) == 0);
   CHECK(qfold::rescale_value(i16_to_u8, unit, 300) == 255);
   // output_zp is added with an int32 overflow check: int48 input near the top, zp 100.
-  const qfold::rescale_attributes i48_to_i8{.input_type = int_type::i48, .scale32 = false, .output_zp = 100};
-  CHECK(checked::rescale_value(i48_to_i8, {1 << 14, 14}, i32max).error().code == qfold::errc::result_out_of_range);
+  const qfold::rescale_attributes i48_to_i8{
+      .input_type = int_type::i48, .scale32 = false, .output_zp = 100};
+  CHECK(checked::rescale_value(i48_to_i8, {1 << 14, 14}, i32max).error().code ==
+        qfold::errc::result_out_of_range);
   CHECK(checked::rescale_value(i48_to_i8, {1 << 14, 14}, i32max - 100).value() == 127);
 }
 
@@ -152,19 +174,25 @@ TEST_CASE("7.8 unsigned combinations", "[arith][edge]") {
   using qfold::int_type;
   const auto code = [](qfold::rescale_attributes a) { return qfold::validate(a).error().code; };
   CHECK(code({.input_unsigned = true, .output_unsigned = true}) == qfold::errc::illegal_attributes);
-  CHECK(code({.output_type = int_type::i32, .input_unsigned = true}) == qfold::errc::illegal_attributes);
-  CHECK(code({.input_type = int_type::i32, .input_unsigned = true}) == qfold::errc::illegal_attributes);
-  CHECK(code({.input_type = int_type::i32, .output_unsigned = true}) == qfold::errc::illegal_attributes);
+  CHECK(code({.output_type = int_type::i32, .input_unsigned = true}) ==
+        qfold::errc::illegal_attributes);
+  CHECK(code({.input_type = int_type::i32, .input_unsigned = true}) ==
+        qfold::errc::illegal_attributes);
+  CHECK(code({.input_type = int_type::i32, .output_unsigned = true}) ==
+        qfold::errc::illegal_attributes);
   CHECK(code({.input_type = int_type::i48, .scale32 = false, .output_unsigned = true}) ==
         qfold::errc::illegal_attributes);
   CHECK(code({.input_type = int_type::i48, .scale32 = false, .input_unsigned = true}) ==
         qfold::errc::illegal_attributes);
-  CHECK(code({.output_type = int_type::i32, .output_unsigned = true}) == qfold::errc::illegal_attributes);
+  CHECK(code({.output_type = int_type::i32, .output_unsigned = true}) ==
+        qfold::errc::illegal_attributes);
   CHECK(code({.output_type = int_type::i48}) == qfold::errc::illegal_type);
   // The legal ones.
   CHECK(qfold::validate(qfold::rescale_attributes{.input_unsigned = true}).has_value());
-  CHECK(qfold::validate(qfold::rescale_attributes{.input_type = int_type::i32, .output_type = int_type::i16,
-                                                  .output_unsigned = false}).has_value());
+  CHECK(qfold::validate(qfold::rescale_attributes{.input_type = int_type::i32,
+                                                  .output_type = int_type::i16,
+                                                  .output_unsigned = false})
+            .has_value());
 }
 
 TEST_CASE("7.9 per-channel: channel is the last-dimension index", "[arith][edge]") {
@@ -178,9 +206,11 @@ TEST_CASE("7.9 per-channel: channel is the last-dimension index", "[arith][edge]
   CHECK(out == std::array<std::int8_t, 6>{10, 5, -7, -3, 3, 2});
   // The array length must be a multiple of the channel count, and there must be channels.
   std::array<std::int8_t, 5> odd_out{};
-  CHECK(qfold::rescale_array<std::int8_t, std::int8_t>(a, scales, std::span(in).first(5), odd_out).error().code ==
+  CHECK(qfold::rescale_array<std::int8_t, std::int8_t>(a, scales, std::span(in).first(5), odd_out)
+            .error()
+            .code == qfold::errc::size_mismatch);
+  CHECK(qfold::rescale_array<std::int8_t, std::int8_t>(a, {}, in, out).error().code ==
         qfold::errc::size_mismatch);
-  CHECK(qfold::rescale_array<std::int8_t, std::int8_t>(a, {}, in, out).error().code == qfold::errc::size_mismatch);
 }
 
 TEST_CASE("7.10 MUL: half-up shift with range check, shift 0 wraps", "[arith][edge]") {
@@ -189,9 +219,12 @@ TEST_CASE("7.10 MUL: half-up shift with range check, shift 0 wraps", "[arith][ed
   CHECK(qfold::mul<std::int32_t>(-3, 5, 1) == -7);               // -7.5 -> -7
   CHECK(qfold::mul<std::int32_t>(i32min, i32min, 62) == 1);      // 2^62 / 2^62 = 1
   // shift 63: 2^62 + 2^62 overflows the spec's int64 sum, so the spec leaves it undefined: refused.
-  CHECK(checked::mul<std::int32_t>(i32min, i32min, 63).error().code == qfold::errc::result_out_of_range);
-  CHECK(qfold::mul<std::int32_t>(i32min, i32max, 63) == 0);      // -(2^62 - 2^31) / 2^63 -> round(-0.49..) = 0
-  CHECK(checked::mul<std::int32_t>(i32max, i32max, 1).error().code == qfold::errc::result_out_of_range);
+  CHECK(checked::mul<std::int32_t>(i32min, i32min, 63).error().code ==
+        qfold::errc::result_out_of_range);
+  CHECK(qfold::mul<std::int32_t>(i32min, i32max, 63) ==
+        0);  // -(2^62 - 2^31) / 2^63 -> round(-0.49..) = 0
+  CHECK(checked::mul<std::int32_t>(i32max, i32max, 1).error().code ==
+        qfold::errc::result_out_of_range);
   CHECK(qfold::mul<std::int8_t>(-128, -128) == 16384);
   CHECK(qfold::mul<std::int16_t>(-32768, -32768) == (1 << 30));
 }
@@ -206,20 +239,24 @@ TEST_CASE("7.16 requantize flavours differ where documented", "[arith][edge]") {
   CHECK(qfold::gemmlowp::rounding_divide_by_pot(-3, 2) == -1);
   CHECK(qfold::gemmlowp::rounding_divide_by_pot(i32min, 0) == i32min);
   // TFLite single rounding and CMSIS-NN single rounding equal TOSA SINGLE_ROUND: -2/4 -> 0.
-  CHECK(qfold::tflite::multiply_by_quantized_multiplier(-2, one_30, -1, qfold::tflite::rounding::single_round) == 0);
+  CHECK(qfold::tflite::multiply_by_quantized_multiplier(
+            -2, one_30, -1, qfold::tflite::rounding::single_round) == 0);
   CHECK(qfold::cmsis_nn::requantize(-2, one_30, -1, qfold::cmsis_nn::rounding::single_round) == 0);
   // ... and the default builds do not: -2/4 = -0.5 -> -1 (second rounding away from zero).
   CHECK(qfold::cmsis_nn::requantize(-2, one_30, -1) == -1);
   // CMSIS-NN single rounding overflows its int32 intermediate before TFLite's result does.
-  CHECK(qfold::cmsis_nn::checked::requantize(i32max, i32max, 0, qfold::cmsis_nn::rounding::single_round).error().code ==
-        qfold::errc::result_out_of_range);
+  CHECK(qfold::cmsis_nn::checked::requantize(i32max, i32max, 0,
+                                             qfold::cmsis_nn::rounding::single_round)
+            .error()
+            .code == qfold::errc::result_out_of_range);
 }
 
 TEST_CASE("7.15 INEXACT_ROUND is representable but not bit exact", "[arith][edge]") {
   const qfold::rescale_attributes a{.rounding = qfold::rounding_mode::inexact_round};
   CHECK(qfold::validate(a).has_value());
   CHECK_FALSE(qfold::is_bit_exact(a));
-  CHECK(qfold::is_bit_exact(qfold::rescale_attributes{.rounding = qfold::rounding_mode::double_round}));
+  CHECK(qfold::is_bit_exact(
+      qfold::rescale_attributes{.rounding = qfold::rounding_mode::double_round}));
   // Evaluated as SINGLE_ROUND, one of the results the spec's tolerance admits: 3/2 -> 2.
   CHECK(qfold::rescale_value(a, {one_30, 31}, 3) == 2);
 }
@@ -229,7 +266,10 @@ TEST_CASE("docs/conventions.md worked example: scale 1/4 under every rule", "[ar
     std::int32_t x, tosa_single, tosa_double, tflite_default, tflite_single, cmsis_default;
   };
   // The table of docs/conventions.md, derived by hand there.
-  constexpr row rows[] = {{-2, 0, -1, -1, 0, -1}, {-1, 0, 0, 0, 0, 0}, {1, 0, 1, 1, 0, 1}, {2, 1, 1, 1, 1, 1},
+  constexpr row rows[] = {{-2, 0, -1, -1, 0, -1},
+                          {-1, 0, 0, 0, 0, 0},
+                          {1, 0, 1, 1, 0, 1},
+                          {2, 1, 1, 1, 1, 1},
                           {6, 2, 2, 2, 2, 2}};
   using qfold::tflite::rounding;
   for (const row& r : rows) {
@@ -237,15 +277,19 @@ TEST_CASE("docs/conventions.md worked example: scale 1/4 under every rule", "[ar
     CHECK(qfold::apply_scale_32(r.x, one_30, 32) == r.tosa_single);
     CHECK(qfold::apply_scale_32(r.x, one_30, 32, true) == r.tosa_double);
     CHECK(qfold::tflite::multiply_by_quantized_multiplier(r.x, one_30, -1) == r.tflite_default);
-    CHECK(qfold::tflite::multiply_by_quantized_multiplier(r.x, one_30, -1, rounding::single_round) == r.tflite_single);
+    CHECK(qfold::tflite::multiply_by_quantized_multiplier(
+              r.x, one_30, -1, rounding::single_round) == r.tflite_single);
     CHECK(qfold::cmsis_nn::requantize(r.x, one_30, -1) == r.cmsis_default);
-    CHECK(qfold::cmsis_nn::requantize(r.x, one_30, -1, qfold::cmsis_nn::rounding::single_round) == r.tflite_single);
+    CHECK(qfold::cmsis_nn::requantize(r.x, one_30, -1, qfold::cmsis_nn::rounding::single_round) ==
+          r.tflite_single);
   }
   CHECK(qfold::tflite::same_function(rounding::double_round, true, -1));
   CHECK_FALSE(qfold::tflite::same_function(rounding::double_round, false, -1));
-  CHECK(qfold::tflite::first_disagreement({one_30, -1}, rounding::double_round, false, -2, 6) == -2);
-  CHECK(qfold::tflite::first_disagreement({one_30, -1}, rounding::double_round, true, -1000, 1000) == std::nullopt);
+  CHECK(qfold::tflite::first_disagreement({one_30, -1}, rounding::double_round, false, -2, 6) ==
+        -2);
+  CHECK(qfold::tflite::first_disagreement({one_30, -1}, rounding::double_round, true, -1000,
+                                          1000) == std::nullopt);
   // Domain: TOSA shift 30 needs |x| < 2^29, TFLite shift 1 only that 2x fits int32.
-  CHECK(qfold::tflite::first_disagreement({one_30, 1}, rounding::double_round, true, (1 << 29) - 2, 1 << 29) ==
-        (1 << 29));
+  CHECK(qfold::tflite::first_disagreement({one_30, 1}, rounding::double_round, true, (1 << 29) - 2,
+                                          1 << 29) == (1 << 29));
 }

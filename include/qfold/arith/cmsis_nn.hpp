@@ -14,7 +14,8 @@ namespace qfold::cmsis_nn {
 enum class rounding : std::uint8_t { double_round, single_round };
 
 // arm_nn_doubling_high_mult_no_sat: like gemmlowp's but INT32_MIN * INT32_MIN wraps to INT32_MIN.
-[[nodiscard]] constexpr std::int32_t doubling_high_mult_no_sat(std::int32_t a, std::int32_t b) noexcept {
+[[nodiscard]] constexpr std::int32_t doubling_high_mult_no_sat(std::int32_t a,
+                                                               std::int32_t b) noexcept {
   return wrap_int32(qfold::detail::doubling_high_mul(a, b));
 }
 
@@ -34,10 +35,13 @@ namespace checked {
 // arm_nn_requantize(val, multiplier, shift), shift a left exponent as in TFLite. Errors: shift
 // outside -31..30, val * 2^shift overflowing int32 (double rounding), intermediate overflow
 // (single rounding).
-[[nodiscard]] constexpr result<std::int32_t> requantize(std::int32_t val, std::int32_t multiplier, std::int32_t shift,
+[[nodiscard]] constexpr result<std::int32_t> requantize(std::int32_t val, std::int32_t multiplier,
+                                                        std::int32_t shift,
                                                         rounding build = rounding::double_round) {
-  if (shift < -31 || shift > 30) return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -31..30");
-  if (build == rounding::double_round) return tflite::detail::double_rounding_requantize(val, multiplier, shift, false);
+  if (shift < -31 || shift > 30)
+    return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -31..30");
+  if (build == rounding::double_round)
+    return tflite::detail::double_rounding_requantize(val, multiplier, shift, false);
   return detail::single_round(std::int64_t{val} * multiplier, 31 - shift);
 }
 
@@ -45,23 +49,28 @@ namespace checked {
 // 16-bit reduced multiplier (see tflite's int64 overload) and shift -31..7; like the code, qfold
 // accepts whatever the code defines: val * reduced_multiplier within int64, a shift count
 // 14 - shift in 0..63, and an intermediate that fits int32 and is not INT32_MAX.
-[[nodiscard]] constexpr result<std::int32_t> requantize_s64(std::int64_t val, std::int32_t reduced_multiplier,
+[[nodiscard]] constexpr result<std::int32_t> requantize_s64(std::int64_t val,
+                                                            std::int32_t reduced_multiplier,
                                                             std::int32_t shift) {
-  if (shift < -49 || shift > 14) return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -49..14");
-  const std::int64_t limit = std::numeric_limits<std::int64_t>::max() / (reduced_multiplier == 0 ? 1 : reduced_multiplier);
+  if (shift < -49 || shift > 14)
+    return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -49..14");
+  const std::int64_t limit =
+      std::numeric_limits<std::int64_t>::max() / (reduced_multiplier == 0 ? 1 : reduced_multiplier);
   if (val > (limit < 0 ? -limit : limit) || val < -(limit < 0 ? -limit : limit))
     return fail(errc::value_out_of_range, "cmsis_nn: val * reduced_multiplier overflows int64");
   return detail::single_round(val * reduced_multiplier, 15 - shift);
 }
 }  // namespace checked
 
-[[nodiscard]] constexpr std::int32_t requantize(std::int32_t val, std::int32_t multiplier, std::int32_t shift,
+[[nodiscard]] constexpr std::int32_t requantize(std::int32_t val, std::int32_t multiplier,
+                                                std::int32_t shift,
                                                 rounding build = rounding::double_round) {
   const result<std::int32_t> r = checked::requantize(val, multiplier, shift, build);
   qfold::detail::expects(r.has_value(), "cmsis_nn::requantize: arguments in range");
   return *r;
 }
-[[nodiscard]] constexpr std::int32_t requantize_s64(std::int64_t val, std::int32_t reduced_multiplier,
+[[nodiscard]] constexpr std::int32_t requantize_s64(std::int64_t val,
+                                                    std::int32_t reduced_multiplier,
                                                     std::int32_t shift) {
   const result<std::int32_t> r = checked::requantize_s64(val, reduced_multiplier, shift);
   qfold::detail::expects(r.has_value(), "cmsis_nn::requantize_s64: arguments in range");

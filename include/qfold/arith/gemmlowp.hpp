@@ -20,7 +20,8 @@ namespace detail {
 
 namespace gemmlowp {
 // SaturatingRoundingDoublingHighMul: the only overflow, INT32_MIN * INT32_MIN, saturates.
-[[nodiscard]] constexpr std::int32_t saturating_rounding_doubling_high_mul(std::int32_t a, std::int32_t b) noexcept {
+[[nodiscard]] constexpr std::int32_t saturating_rounding_doubling_high_mul(
+    std::int32_t a, std::int32_t b) noexcept {
   const std::int64_t r = detail::doubling_high_mul(a, b);
   return r > int32_max ? static_cast<std::int32_t>(int32_max) : static_cast<std::int32_t>(r);
 }

@@ -13,7 +13,8 @@ namespace qfold {
 
 // The operand types TOSA MUL accepts (exactly these; no promotions).
 template <class T>
-concept mul_operand = std::same_as<T, std::int8_t> || std::same_as<T, std::int16_t> || std::same_as<T, std::int32_t>;
+concept mul_operand =
+    std::same_as<T, std::int8_t> || std::same_as<T, std::int16_t> || std::same_as<T, std::int32_t>;
 
 namespace checked {
 // Errors: shift outside 0..63, shift != 0 for i8/i16 operands, a shifted result outside int32.
@@ -38,7 +39,8 @@ template <mul_operand T>
 template <mul_operand T>
 [[nodiscard]] constexpr std::int32_t mul(T a, T b, int shift = 0) {
   const result<std::int32_t> r = checked::mul(a, b, shift);
-  detail::expects(r.has_value(), "mul: 0 <= shift <= 63, shift 0 unless i32, shifted result fits int32");
+  detail::expects(r.has_value(),
+                  "mul: 0 <= shift <= 63, shift 0 unless i32, shifted result fits int32");
   return *r;
 }
 

@@ -15,7 +15,8 @@ namespace checked {
 // int32 (the spec assumes it does; it fails only for divisors above 2^30).
 [[nodiscard]] constexpr result<scale_factor> reciprocal_scale(std::uint32_t divisor) {
   if (divisor == 0) return fail(errc::divisor_zero, "reciprocal_scale: divisor == 0");
-  const int k = 32 - std::countl_zero(divisor - 1);  // 2^(k-1) < divisor <= 2^k; countl_zero(0) == 32
+  const int k =
+      32 - std::countl_zero(divisor - 1);  // 2^(k-1) < divisor <= 2^k; countl_zero(0) == 32
   const std::int64_t multiplier = (((std::int64_t{1} << 30) + 1) << k) / divisor;
   if (multiplier > int32_max)
     return fail(errc::multiplier_out_of_range, "reciprocal_scale: multiplier does not fit int32");

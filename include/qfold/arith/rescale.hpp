@@ -26,7 +26,9 @@ enum class rounding_mode : std::uint8_t {
 // Numeric range of an element type as interpreted (unsigned only for i8 and i16).
 struct int_range {
   std::int64_t lo, hi;
-  [[nodiscard]] constexpr bool contains(std::int64_t v) const noexcept { return v >= lo && v <= hi; }
+  [[nodiscard]] constexpr bool contains(std::int64_t v) const noexcept {
+    return v >= lo && v <= hi;
+  }
 };
 [[nodiscard]] constexpr int_range range_of(int_type t, bool is_unsigned) noexcept {
   const int bits = bit_width(t);
@@ -47,7 +49,9 @@ struct rescale_attributes {
   std::int64_t input_zp = 0;
   std::int64_t output_zp = 0;
 
-  [[nodiscard]] constexpr int_range input_range() const noexcept { return range_of(input_type, input_unsigned); }
+  [[nodiscard]] constexpr int_range input_range() const noexcept {
+    return range_of(input_type, input_unsigned);
+  }
   [[nodiscard]] constexpr int_range output_range() const noexcept {
     return range_of(output_type, output_unsigned);
   }
@@ -71,25 +75,31 @@ namespace detail {
 // The spec's ERROR_IF list, one error per condition, in the spec's order.
 [[nodiscard]] constexpr result<void> validate(const rescale_attributes& a) {
   const auto in = a.input_type, out = a.output_type;
-  if (out == int_type::i48) return fail(errc::illegal_type, "rescale: output type i48 is not allowed");
+  if (out == int_type::i48)
+    return fail(errc::illegal_type, "rescale: output type i48 is not allowed");
   if (a.rounding != rounding_mode::single_round && a.rounding != rounding_mode::inexact_round &&
       a.rounding != rounding_mode::double_round)
     return fail(errc::illegal_attributes, "rescale: unknown rounding_mode");
   if (!detail::zero_point_ok(in, a.input_unsigned, a.input_zp))
-    return fail(errc::illegal_zero_point,
-                "rescale: input_zp must be 0 unless input is i8 (in range) or unsigned i16 (0 or 32768)");
+    return fail(
+        errc::illegal_zero_point,
+        "rescale: input_zp must be 0 unless input is i8 (in range) or unsigned i16 (0 or 32768)");
   if (!detail::zero_point_ok(out, a.output_unsigned, a.output_zp))
-    return fail(errc::illegal_zero_point,
-                "rescale: output_zp must be 0 unless output is i8 (in range) or unsigned i16 (0 or 32768)");
-  if (a.scale32 && in == int_type::i48) return fail(errc::illegal_attributes, "rescale: scale32 with i48 input");
+    return fail(
+        errc::illegal_zero_point,
+        "rescale: output_zp must be 0 unless output is i8 (in range) or unsigned i16 (0 or 32768)");
+  if (a.scale32 && in == int_type::i48)
+    return fail(errc::illegal_attributes, "rescale: scale32 with i48 input");
   if (!a.scale32 && a.rounding == rounding_mode::double_round)
     return fail(errc::illegal_attributes, "rescale: DOUBLE_ROUND requires scale32");
   if (a.input_unsigned && a.output_unsigned)
     return fail(errc::illegal_attributes, "rescale: input_unsigned and output_unsigned both set");
   if (a.output_unsigned && (in == int_type::i32 || in == int_type::i48 || out == int_type::i32))
-    return fail(errc::illegal_attributes, "rescale: output_unsigned with i32/i48 input or i32 output");
+    return fail(errc::illegal_attributes,
+                "rescale: output_unsigned with i32/i48 input or i32 output");
   if (a.input_unsigned && (out == int_type::i32 || in == int_type::i32 || in == int_type::i48))
-    return fail(errc::illegal_attributes, "rescale: input_unsigned with i32/i48 input or i32 output");
+    return fail(errc::illegal_attributes,
+                "rescale: input_unsigned with i32/i48 input or i32 output");
   return {};
 }
 
@@ -98,19 +108,24 @@ namespace detail {
 [[nodiscard]] constexpr result<void> validate(const rescale_attributes& a, scale_factor s) {
   if (s.multiplier < 0) return fail(errc::negative_multiplier, "rescale: multiplier < 0");
   if (!a.scale32 && s.multiplier > 32767)
-    return fail(errc::multiplier_out_of_range, "rescale: multiplier does not fit int16 (scale32 = false)");
-  if (s.shift < 2 || s.shift > 62) return fail(errc::shift_out_of_range, "rescale: shift outside 2..62");
+    return fail(errc::multiplier_out_of_range,
+                "rescale: multiplier does not fit int16 (scale32 = false)");
+  if (s.shift < 2 || s.shift > 62)
+    return fail(errc::shift_out_of_range, "rescale: shift outside 2..62");
   return {};
 }
 
 // Attributes plus the multiplier/shift arrays for a tensor whose last dimension is `channels`
 // (ignored unless per_channel; per-tensor needs exactly one pair).
-[[nodiscard]] constexpr result<void> validate(const rescale_attributes& a, std::span<const scale_factor> scales,
+[[nodiscard]] constexpr result<void> validate(const rescale_attributes& a,
+                                              std::span<const scale_factor> scales,
                                               std::size_t channels) {
   if (auto r = validate(a); !r) return r;
   if (scales.size() != (a.per_channel ? channels : 1))
-    return fail(errc::size_mismatch, "rescale: multiplier/shift count differs from the channel count");
-  if (a.per_channel && channels == 0) return fail(errc::size_mismatch, "rescale: per_channel with no channels");
+    return fail(errc::size_mismatch,
+                "rescale: multiplier/shift count differs from the channel count");
+  if (a.per_channel && channels == 0)
+    return fail(errc::size_mismatch, "rescale: per_channel with no channels");
   for (std::size_t c = 0; c < scales.size(); ++c)
     if (auto r = validate(a, scales[c]); !r) return fail(r.error().code, r.error().message, c);
   return {};
@@ -120,19 +135,22 @@ namespace checked {
 // One element. Errors: invalid attributes or scale (see validate), input outside its type,
 // apply_scale requirements (value range for scale32, int32 result for scale16), and int32
 // overflow when adding output_zp (the reference model's REQUIRE).
-[[nodiscard]] constexpr result<std::int32_t> rescale_value(const rescale_attributes& a, scale_factor s,
-                                                           std::int64_t in) {
+[[nodiscard]] constexpr result<std::int32_t> rescale_value(const rescale_attributes& a,
+                                                           scale_factor s, std::int64_t in) {
   if (auto ok = validate(a); !ok) return ok.error();
   if (auto ok = validate(a, s); !ok) return ok.error();
-  if (!a.input_range().contains(in)) return fail(errc::value_out_of_range, "rescale: input outside its type");
-  const std::int64_t v = in - a.input_zp;  // fits int32 whenever scale32 (i8/i16/i32 inputs, i32 zp 0)
+  if (!a.input_range().contains(in))
+    return fail(errc::value_out_of_range, "rescale: input outside its type");
+  const std::int64_t v =
+      in - a.input_zp;  // fits int32 whenever scale32 (i8/i16/i32 inputs, i32 zp 0)
   const result<std::int32_t> scaled =
       a.scale32 ? checked::apply_scale_32(static_cast<std::int32_t>(v), s.multiplier, s.shift,
                                           a.rounding == rounding_mode::double_round)
                 : checked::apply_scale_16(v, static_cast<std::int16_t>(s.multiplier), s.shift);
   if (!scaled) return scaled;
   const std::int64_t r = std::int64_t{*scaled} + a.output_zp;
-  if (!fits_int32(r)) return fail(errc::result_out_of_range, "rescale: adding output_zp overflows int32");
+  if (!fits_int32(r))
+    return fail(errc::result_out_of_range, "rescale: adding output_zp overflows int32");
   // Clamp with signed comparisons, as the reference model does: negatives become 0 when unsigned.
   const int_range out = a.output_range();
   return static_cast<std::int32_t>(clamp(r, out.lo, out.hi));
@@ -140,9 +158,11 @@ namespace checked {
 }  // namespace checked
 
 // Unchecked: a valid element is the caller's contract (compile error in constant evaluation).
-[[nodiscard]] constexpr std::int32_t rescale_value(const rescale_attributes& a, scale_factor s, std::int64_t in) {
+[[nodiscard]] constexpr std::int32_t rescale_value(const rescale_attributes& a, scale_factor s,
+                                                   std::int64_t in) {
   const result<std::int32_t> r = checked::rescale_value(a, s, in);
-  detail::expects(r.has_value(), "rescale_value: input in type, apply_scale requirements, no output_zp overflow");
+  detail::expects(r.has_value(),
+                  "rescale_value: input in type, apply_scale requirements, no output_zp overflow");
   return *r;
 }
 

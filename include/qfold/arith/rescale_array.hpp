@@ -20,11 +20,11 @@ namespace qfold {
 // C++ storage type of each RESCALE element type (i48 is held in int64_t).
 template <class T>
 concept rescale_element = std::same_as<T, std::int8_t> || std::same_as<T, std::uint8_t> ||
-                          std::same_as<T, std::int16_t> || std::same_as<T, std::uint16_t> ||
-                          std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
+    std::same_as<T, std::int16_t> || std::same_as<T, std::uint16_t> ||
+    std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
 
 template <rescale_element T>
-inline constexpr int_type int_type_of = sizeof(T) == 1 ? int_type::i8
+inline constexpr int_type int_type_of = sizeof(T) == 1   ? int_type::i8
                                         : sizeof(T) == 2 ? int_type::i16
                                         : sizeof(T) == 4 ? int_type::i32
                                                          : int_type::i48;
@@ -38,7 +38,9 @@ struct rescale_kernel {
   constexpr rescale_kernel(const rescale_attributes& a, scale_factor s) noexcept
       : multiplier(s.multiplier),
         round(std::int64_t{1} << (s.shift - 1)),
-        nudge(a.scale32 && a.rounding == rounding_mode::double_round && s.shift > 31 ? std::int64_t{1} << 30 : 0),
+        nudge(a.scale32 && a.rounding == rounding_mode::double_round && s.shift > 31
+                  ? std::int64_t{1} << 30
+                  : 0),
         input_zp(a.input_zp),
         output_zp(a.output_zp),
         lo(a.output_range().lo),
@@ -59,8 +61,10 @@ struct rescale_kernel {
 // Every input in [lo, hi] meets the requirements: apply_scale_32's value range (scale32), and an
 // int32 result after adding output_zp. The scaled value is non-decreasing in the input
 // (multiplier >= 0; the double-round nudge only grows with the sign of v), so the ends suffice.
-[[nodiscard]] constexpr bool prove(const rescale_attributes& a, scale_factor s, std::int64_t lo, std::int64_t hi) {
-  return checked::rescale_value(a, s, lo).has_value() && checked::rescale_value(a, s, hi).has_value();
+[[nodiscard]] constexpr bool prove(const rescale_attributes& a, scale_factor s, std::int64_t lo,
+                                   std::int64_t hi) {
+  return checked::rescale_value(a, s, lo).has_value() &&
+         checked::rescale_value(a, s, hi).has_value();
 }
 
 // The loop is instantiated without the double-round term when it is zero, so that the common
@@ -71,7 +75,8 @@ constexpr void run_strided(const rescale_kernel& k, const In* in, Out* out, std:
   if (stride == 1) {
     for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<Out>(k.apply<double_round>(in[i]));
   } else {
-    for (std::size_t i = 0; i < count; ++i) out[i * stride] = static_cast<Out>(k.apply<double_round>(in[i * stride]));
+    for (std::size_t i = 0; i < count; ++i)
+      out[i * stride] = static_cast<Out>(k.apply<double_round>(in[i * stride]));
   }
 }
 
@@ -90,13 +95,17 @@ constexpr void run_strided(const rescale_kernel& k, const In* in, Out* out, std:
 // of validate(), span sizes, and the first element that breaks a requirement (error.index).
 // `out` is written only when the whole call succeeds.
 template <rescale_element In, rescale_element Out>
-[[nodiscard]] constexpr result<void> rescale_array(const rescale_attributes& a, std::span<const scale_factor> scales,
+[[nodiscard]] constexpr result<void> rescale_array(const rescale_attributes& a,
+                                                   std::span<const scale_factor> scales,
                                                    std::span<const In> in, std::span<Out> out) {
   if (int_type_of<In> != a.input_type || std::is_unsigned_v<In> != a.input_unsigned)
-    return fail(errc::illegal_type, "rescale_array: input span element type differs from the attributes");
+    return fail(errc::illegal_type,
+                "rescale_array: input span element type differs from the attributes");
   if (int_type_of<Out> != a.output_type || std::is_unsigned_v<Out> != a.output_unsigned)
-    return fail(errc::illegal_type, "rescale_array: output span element type differs from the attributes");
-  if (in.size() != out.size()) return fail(errc::size_mismatch, "rescale_array: input and output sizes differ");
+    return fail(errc::illegal_type,
+                "rescale_array: output span element type differs from the attributes");
+  if (in.size() != out.size())
+    return fail(errc::size_mismatch, "rescale_array: input and output sizes differ");
   const std::size_t channels = a.per_channel ? scales.size() : 1;
   if (auto ok = validate(a, scales, channels); !ok) return ok;
   if (in.size() % channels != 0)
@@ -114,7 +123,8 @@ template <rescale_element In, rescale_element Out>
         table[static_cast<std::size_t>(code)] = static_cast<Out>(r.value_or(0));
       }
       if (all_valid) {
-        for (std::size_t i = 0; i < in.size(); ++i) out[i] = table[static_cast<std::uint8_t>(in[i])];
+        for (std::size_t i = 0; i < in.size(); ++i)
+          out[i] = table[static_cast<std::uint8_t>(in[i])];
         return {};
       }
     }
@@ -128,12 +138,14 @@ template <rescale_element In, rescale_element Out>
   for (std::size_t c = 0; c < channels; ++c) {  // includes the int48 range of int64_t inputs
     if (detail::prove(a, scales[c], min, max)) continue;
     for (std::size_t i = c; i < in.size(); i += channels)  // find the first offending element
-      if (auto r = checked::rescale_value(a, scales[c], in[i]); !r) return fail(r.error().code, r.error().message, i);
+      if (auto r = checked::rescale_value(a, scales[c], in[i]); !r)
+        return fail(r.error().code, r.error().message, i);
   }
 
   const std::size_t rows = in.size() / channels;
   for (std::size_t c = 0; c < channels; ++c)
-    detail::run_strided(detail::rescale_kernel(a, scales[c]), in.data() + c, out.data() + c, rows, channels);
+    detail::run_strided(detail::rescale_kernel(a, scales[c]), in.data() + c, out.data() + c, rows,
+                        channels);
   return {};
 }
 

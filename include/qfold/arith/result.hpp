@@ -34,20 +34,34 @@ enum class errc : std::uint8_t {
 // Stable, human readable name of a code (for reports and test output).
 [[nodiscard]] constexpr std::string_view to_string(errc c) noexcept {
   switch (c) {
-    case errc::negative_multiplier: return "negative_multiplier";
-    case errc::multiplier_out_of_range: return "multiplier_out_of_range";
-    case errc::shift_out_of_range: return "shift_out_of_range";
-    case errc::value_out_of_range: return "value_out_of_range";
-    case errc::result_out_of_range: return "result_out_of_range";
-    case errc::divisor_zero: return "divisor_zero";
-    case errc::scale_negative: return "scale_negative";
-    case errc::scale_nan: return "scale_nan";
-    case errc::scale_infinite: return "scale_infinite";
-    case errc::scale_too_large: return "scale_too_large";
-    case errc::illegal_type: return "illegal_type";
-    case errc::illegal_zero_point: return "illegal_zero_point";
-    case errc::illegal_attributes: return "illegal_attributes";
-    case errc::size_mismatch: return "size_mismatch";
+    case errc::negative_multiplier:
+      return "negative_multiplier";
+    case errc::multiplier_out_of_range:
+      return "multiplier_out_of_range";
+    case errc::shift_out_of_range:
+      return "shift_out_of_range";
+    case errc::value_out_of_range:
+      return "value_out_of_range";
+    case errc::result_out_of_range:
+      return "result_out_of_range";
+    case errc::divisor_zero:
+      return "divisor_zero";
+    case errc::scale_negative:
+      return "scale_negative";
+    case errc::scale_nan:
+      return "scale_nan";
+    case errc::scale_infinite:
+      return "scale_infinite";
+    case errc::scale_too_large:
+      return "scale_too_large";
+    case errc::illegal_type:
+      return "illegal_type";
+    case errc::illegal_zero_point:
+      return "illegal_zero_point";
+    case errc::illegal_attributes:
+      return "illegal_attributes";
+    case errc::size_mismatch:
+      return "size_mismatch";
   }
   return "unknown";
 }
@@ -60,7 +74,9 @@ struct error {
   std::string_view message{};
   std::size_t index = no_index;
 
-  friend constexpr bool operator==(const error& a, const error& b) noexcept { return a.code == b.code; }
+  friend constexpr bool operator==(const error& a, const error& b) noexcept {
+    return a.code == b.code;
+  }
 };
 
 namespace detail {
@@ -82,7 +98,7 @@ class [[nodiscard]] result {
   using error_type = qfold::error;
 
   constexpr result() = default;
-  constexpr result(T v) : value_(std::move(v)), ok_(true) {}  // NOLINT: implicit like expected
+  constexpr result(T v) : value_(std::move(v)), ok_(true) {}   // NOLINT: implicit like expected
   constexpr result(qfold::error e) : error_(e), ok_(false) {}  // NOLINT
 
   [[nodiscard]] constexpr bool has_value() const noexcept { return ok_; }

@@ -29,7 +29,8 @@ inline constexpr std::int64_t int48_max = (std::int64_t{1} << 47) - 1;
 
 // v / 2^shift rounded to nearest, ties away from zero (gemmlowp RoundingDivideByPOT, CMSIS-NN
 // arm_nn_divide_by_power_of_two, TFLite double rounding's second step). shift in [0, 62].
-[[nodiscard]] constexpr std::int64_t shift_right_round_half_away(std::int64_t v, int shift) noexcept {
+[[nodiscard]] constexpr std::int64_t shift_right_round_half_away(std::int64_t v,
+                                                                 int shift) noexcept {
   if (shift == 0) return v;
   const std::int64_t mask = (std::int64_t{1} << shift) - 1;
   const std::int64_t remainder = v & mask;
@@ -37,7 +38,8 @@ inline constexpr std::int64_t int48_max = (std::int64_t{1} << 47) - 1;
   return (v >> shift) + (remainder > threshold ? 1 : 0);
 }
 
-[[nodiscard]] constexpr std::int64_t clamp(std::int64_t v, std::int64_t lo, std::int64_t hi) noexcept {
+[[nodiscard]] constexpr std::int64_t clamp(std::int64_t v, std::int64_t lo,
+                                           std::int64_t hi) noexcept {
   return v < lo ? lo : (v > hi ? hi : v);
 }
 

@@ -55,7 +55,8 @@ struct decomposed {
 }
 
 // mantissa / 2^drop rounded to an integer under `ties` (drop in 1..63).
-[[nodiscard]] constexpr std::uint64_t round_shift(std::uint64_t mantissa, int drop, tie_rule ties) noexcept {
+[[nodiscard]] constexpr std::uint64_t round_shift(std::uint64_t mantissa, int drop,
+                                                  tie_rule ties) noexcept {
   const std::uint64_t kept = mantissa >> drop;
   const std::uint64_t rest = mantissa & ((std::uint64_t{1} << drop) - 1);
   const std::uint64_t half = std::uint64_t{1} << (drop - 1);
@@ -69,7 +70,8 @@ struct rounded_mantissa {
   std::int64_t multiplier;
   int exponent;
 };
-[[nodiscard]] constexpr rounded_mantissa round_mantissa(const decomposed& d, int bits, tie_rule ties) noexcept {
+[[nodiscard]] constexpr rounded_mantissa round_mantissa(const decomposed& d, int bits,
+                                                        tie_rule ties) noexcept {
   auto m = static_cast<std::int64_t>(round_shift(d.mantissa, 53 - bits, ties));
   int e = d.exponent;
   if (m == (std::int64_t{1} << bits)) {
@@ -84,18 +86,22 @@ struct rounded_mantissa {
 // shift would be below 2. Scale 0 (and -0) gives multiplier 0 with shift 31 (15): a valid
 // RESCALE that maps every input to the output zero point, as ExecuTorch and MLIR produce.
 // Scales below 2^-31 need shift > 62; as in both lowerings the multiplier is then floor-shifted
-// right to make shift 62, and reaches 0 for scales below about 2^-62 (check multiplier if it matters).
-[[nodiscard]] constexpr result<scale_factor> compute_multiplier_and_shift(double scale, scale_width width,
+// right to make shift 62, and reaches 0 for scales below about 2^-62 (check multiplier if it
+// matters).
+[[nodiscard]] constexpr result<scale_factor> compute_multiplier_and_shift(double scale,
+                                                                          scale_width width,
                                                                           tie_rule ties) {
   const detail::decomposed d = detail::decompose(scale);
   const int bits = width == scale_width::bits32 ? 31 : 15;
   if (d.nan) return fail(errc::scale_nan, "compute_multiplier_and_shift: scale is NaN");
-  if (d.infinite) return fail(errc::scale_infinite, "compute_multiplier_and_shift: scale is infinite");
+  if (d.infinite)
+    return fail(errc::scale_infinite, "compute_multiplier_and_shift: scale is infinite");
   if (d.zero) return scale_factor{0, bits};
   if (d.negative) return fail(errc::scale_negative, "compute_multiplier_and_shift: scale < 0");
   auto [m, e] = detail::round_mantissa(d, bits, ties);
   int shift = bits - e;
-  if (shift < 2) return fail(errc::scale_too_large, "compute_multiplier_and_shift: scale needs shift < 2");
+  if (shift < 2)
+    return fail(errc::scale_too_large, "compute_multiplier_and_shift: scale needs shift < 2");
   if (shift > 62) {
     m >>= (shift - 62 < 31 ? shift - 62 : 31);
     shift = 62;
