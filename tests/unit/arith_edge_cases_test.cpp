@@ -229,7 +229,7 @@ TEST_CASE("7.10 MUL: half-up shift with range check, shift 0 wraps", "[arith][ed
   CHECK(qfold::mul<std::int16_t>(-32768, -32768) == (1 << 30));
 }
 
-TEST_CASE("7.16 requantize flavours differ where documented", "[arith][edge]") {
+TEST_CASE("gemmlowp, TFLite and CMSIS-NN requantize differ where documented", "[arith][edge]") {
   // INT32_MIN * INT32_MIN: gemmlowp/TFLite saturate, CMSIS-NN's no_sat wraps.
   CHECK(qfold::gemmlowp::saturating_rounding_doubling_high_mul(i32min, i32min) == i32max);
   CHECK(qfold::cmsis_nn::doubling_high_mult_no_sat(i32min, i32min) == i32min);
