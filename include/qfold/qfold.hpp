@@ -13,4 +13,8 @@
 #include <qfold/arith/rounding.hpp>
 #include <qfold/arith/scale_derivation.hpp>
 #include <qfold/arith/tflite.hpp>
+#include <qfold/quant/qparams.hpp>
+#include <qfold/table/chain.hpp>
+#include <qfold/table/compose.hpp>
+#include <qfold/table/lut.hpp>
 #include <qfold/version.hpp>

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -24,46 +25,35 @@ enum class errc : std::uint8_t {
   scale_nan,
   scale_infinite,
   scale_too_large,
+  scale_zero,
   // RESCALE attributes and operands (the spec's ERROR_IF list, plus sizes)
   illegal_type,
   illegal_zero_point,
   illegal_attributes,
   size_mismatch,
+  // quantization parameters, tables and chains
+  zero_point_out_of_range,
+  empty_range,
+  not_finite,
+  not_exact,
 };
 
 // Stable, human readable name of a code (for reports and test output).
 [[nodiscard]] constexpr std::string_view to_string(errc c) noexcept {
-  switch (c) {
-    case errc::negative_multiplier:
-      return "negative_multiplier";
-    case errc::multiplier_out_of_range:
-      return "multiplier_out_of_range";
-    case errc::shift_out_of_range:
-      return "shift_out_of_range";
-    case errc::value_out_of_range:
-      return "value_out_of_range";
-    case errc::result_out_of_range:
-      return "result_out_of_range";
-    case errc::divisor_zero:
-      return "divisor_zero";
-    case errc::scale_negative:
-      return "scale_negative";
-    case errc::scale_nan:
-      return "scale_nan";
-    case errc::scale_infinite:
-      return "scale_infinite";
-    case errc::scale_too_large:
-      return "scale_too_large";
-    case errc::illegal_type:
-      return "illegal_type";
-    case errc::illegal_zero_point:
-      return "illegal_zero_point";
-    case errc::illegal_attributes:
-      return "illegal_attributes";
-    case errc::size_mismatch:
-      return "size_mismatch";
-  }
-  return "unknown";
+  constexpr std::string_view names[] = {
+      "negative_multiplier", "multiplier_out_of_range",
+      "shift_out_of_range",  "value_out_of_range",
+      "result_out_of_range", "divisor_zero",
+      "scale_negative",      "scale_nan",
+      "scale_infinite",      "scale_too_large",
+      "scale_zero",          "illegal_type",
+      "illegal_zero_point",  "illegal_attributes",
+      "size_mismatch",       "zero_point_out_of_range",
+      "empty_range",         "not_finite",
+      "not_exact",
+  };
+  const auto i = static_cast<std::size_t>(c) - 1;
+  return i < std::size(names) ? names[i] : "unknown";
 }
 
 // `message` names the offending input; it always points at a string literal.

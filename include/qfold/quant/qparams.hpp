@@ -1,0 +1,74 @@
+// Quantization parameters of a tensor: scale, zero point, the clamp range [qmin, qmax] and the
+// element type, with validation that names what is wrong.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+#include "qfold/arith/result.hpp"
+
+namespace qfold {
+
+// Element type of a quantized tensor.
+enum class dtype : std::uint8_t { int8, uint8, int16, uint16, int32 };
+
+struct dtype_range {
+  std::int64_t lo, hi;
+};
+[[nodiscard]] constexpr dtype_range range_of(dtype t) noexcept {
+  switch (t) {
+    case dtype::int8:
+      return {-128, 127};
+    case dtype::uint8:
+      return {0, 255};
+    case dtype::int16:
+      return {-32768, 32767};
+    case dtype::uint16:
+      return {0, 65535};
+    case dtype::int32:
+      return {-2147483648LL, 2147483647LL};
+  }
+  return {0, 0};
+}
+
+// real = scale * (code - zero_point); codes live in [qmin, qmax] within the element type.
+struct qparams {
+  double scale = 1.0;
+  std::int32_t zero_point = 0;
+  std::int32_t qmin = -128;
+  std::int32_t qmax = 127;
+  dtype type = dtype::int8;
+
+  friend constexpr bool operator==(const qparams&, const qparams&) = default;
+};
+
+// Full-range parameters of a type.
+[[nodiscard]] constexpr qparams make_qparams(dtype t, double scale,
+                                             std::int32_t zero_point) noexcept {
+  const dtype_range r = range_of(t);
+  return {scale, zero_point, static_cast<std::int32_t>(r.lo), static_cast<std::int32_t>(r.hi), t};
+}
+
+namespace detail {
+[[nodiscard]] constexpr bool is_finite(double x) noexcept {
+  return ((std::bit_cast<std::uint64_t>(x) >> 52) & 0x7FF) != 0x7FF;
+}
+}  // namespace detail
+
+// Errors: scale zero, negative, NaN or infinite; zero point outside the type; qmin > qmax or
+// either outside the type.
+[[nodiscard]] constexpr result<void> validate(const qparams& q) {
+  if (q.scale != q.scale) return fail(errc::scale_nan, "qparams: scale is NaN");
+  if (!detail::is_finite(q.scale)) return fail(errc::scale_infinite, "qparams: scale is infinite");
+  if (q.scale < 0) return fail(errc::scale_negative, "qparams: scale < 0");
+  if (q.scale == 0) return fail(errc::scale_zero, "qparams: scale is zero");
+  const dtype_range r = range_of(q.type);
+  if (q.zero_point < r.lo || q.zero_point > r.hi)
+    return fail(errc::zero_point_out_of_range, "qparams: zero point outside the element type");
+  if (q.qmin < r.lo || q.qmax > r.hi)
+    return fail(errc::value_out_of_range, "qparams: qmin/qmax outside the element type");
+  if (q.qmin > q.qmax) return fail(errc::empty_range, "qparams: qmin > qmax");
+  return {};
+}
+
+}  // namespace qfold
