@@ -13,8 +13,12 @@
 #include <qfold/arith/rounding.hpp>
 #include <qfold/arith/scale_derivation.hpp>
 #include <qfold/arith/tflite.hpp>
+#include <qfold/math/functions.hpp>
+#include <qfold/quant/conventions.hpp>
 #include <qfold/quant/qparams.hpp>
 #include <qfold/table/chain.hpp>
 #include <qfold/table/compose.hpp>
+#include <qfold/table/functions.hpp>
+#include <qfold/table/generate.hpp>
 #include <qfold/table/lut.hpp>
 #include <qfold/version.hpp>

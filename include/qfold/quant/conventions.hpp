@@ -1,0 +1,74 @@
+// Each ecosystem's quantize / dequantize recipe as an explicit policy: arithmetic type, reciprocal
+// multiply or divide, zero point before or after rounding, the rounding rule, input clamping.
+// Tables built with a policy equal the ones that ecosystem emits (tests/golden/).
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+
+#include "qfold/arith/result.hpp"
+#include "qfold/math/rounding.hpp"
+#include "qfold/quant/qparams.hpp"
+
+namespace qfold {
+
+template <std::floating_point Real>
+struct quant_convention {
+  using real = Real;  // arithmetic type of dequantize, the function and quantize
+  math::rounding_rule rounding = math::rounding_rule::half_to_even;
+  bool zero_point_before_rounding = false;  // round(zp + y / s) instead of round(y / s) + zp
+  bool multiply_by_reciprocal = true;       // y * (1 / s) instead of y / s
+  bool reciprocal_in_double = false;        // 1 / s computed in double, then rounded to Real
+  bool clamp_input_codes = false;           // input codes outside [qmin, qmax] take the edge code
+  bool nan_to_zero = false;                 // a NaN result becomes code 0, else it is an error
+};
+
+namespace conventions {
+// ExecuTorch Arm backend (insert_table_ops.py over torch quantized_decomposed ops): float32;
+// quantize is clamp(torch.round(x * (1.0 / scale)) + zp) with the reciprocal taken in Python
+// double; torch.round is half to even; domain codes clamped to [qmin, qmax]. NaN (log of a
+// negative input) survives torch.clamp and .to(int8) makes it 0 on x86: code 0.
+inline constexpr quant_convention<float> executorch{
+    math::rounding_rule::half_to_even, false, true, true, true, true};
+// TFLite LUTPopulate<int8/uint8>: float32, inverse_scale = 1.0f / scale, TfLiteRound (half away
+// from zero), zero point added after rounding, every code of the type.
+inline constexpr quant_convention<float> tflite{math::rounding_rule::half_away_from_zero, false,
+                                                true, false, false};
+// Vela convert_to_lut8 (tanh, sigmoid): double, y / scale, zero point added before rounding,
+// round_away_zero = trunc(f + 0.5 * sign(f)) with its double-addition quirk.
+inline constexpr quant_convention<double> vela{math::rounding_rule::vela_trunc_add_half, true,
+                                               false, false, false};
+// Vela create_lut_8bit_op (exp, log, ...): as convert_to_lut8 but the zero point after rounding.
+inline constexpr quant_convention<double> vela_8bit_op{math::rounding_rule::vela_trunc_add_half,
+                                                       false, false, false, false};
+}  // namespace conventions
+
+// real = (code - zp) * scale in the convention's type. code - zp is exact; so is its conversion
+// for every 8- and 16-bit code.
+template <std::floating_point Real>
+[[nodiscard]] constexpr Real dequantize(const quant_convention<Real>&, const qparams& q,
+                                        std::int64_t code) noexcept {
+  return static_cast<Real>(code - q.zero_point) * static_cast<Real>(q.scale);
+}
+
+// The code for y, clamped to [qmin, qmax]; +-inf clamp to the ends. A NaN is code 0 under
+// nan_to_zero and otherwise an error (a framework's result is then undefined or platform bound).
+template <std::floating_point Real>
+[[nodiscard]] constexpr result<std::int64_t> quantize(const quant_convention<Real>& c,
+                                                      const qparams& q, Real y) {
+  if (y != y) {
+    if (c.nan_to_zero) return 0;
+    return fail(errc::not_finite, "quantize: value is NaN");
+  }
+  const Real scaled = !c.multiply_by_reciprocal ? y / static_cast<Real>(q.scale)
+                      : c.reciprocal_in_double  ? y * static_cast<Real>(1.0 / q.scale)
+                                                : y * (Real{1} / static_cast<Real>(q.scale));
+  const auto zp = static_cast<Real>(q.zero_point);
+  const Real r = c.zero_point_before_rounding ? math::round(zp + scaled, c.rounding)
+                                              : math::round(scaled, c.rounding) + zp;
+  if (!(r > static_cast<Real>(q.qmin))) return q.qmin;
+  if (!(r < static_cast<Real>(q.qmax))) return q.qmax;
+  return static_cast<std::int64_t>(r);
+}
+
+}  // namespace qfold
