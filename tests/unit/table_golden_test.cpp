@@ -170,7 +170,7 @@ std::vector<std::int64_t> make(const golden& g, int& rshift) {
 }
 
 void check_file(const std::string& file, const fragile_map& fragile, std::size_t& entries,
-                std::size_t& fragile_hits) {
+                std::size_t& fragile_hits, std::map<std::string, int>* hits_by_function = nullptr) {
   const auto rows = read(file);
   REQUIRE(!rows.empty());
   for (const golden& g : rows) {
@@ -183,6 +183,7 @@ void check_file(const std::string& file, const fragile_map& fragile, std::size_t
       const auto it = fragile.find({file, g.line, i});
       if (it != fragile.end() && it->second.count(got[i]) != 0) {
         ++fragile_hits;
+        if (hits_by_function != nullptr) ++(*hits_by_function)[g.function];
         continue;
       }
       FAIL_CHECK(file << ":" << g.line << " " << g.convention << " " << g.function << " entry " << i
