@@ -45,8 +45,28 @@ void conventions_differ() {
               et->multiplier, mlir->multiplier);
 }
 
+void tables_per_ecosystem() {
+  std::puts("4. One tanh table as ExecuTorch and as TFLite emit it (input 0.1, output scale 2)");
+  const auto in = qfold::make_qparams(qfold::dtype::int8, 0.1, 0);
+  const auto out = qfold::make_qparams(qfold::dtype::int8, 2.0, 0);  // tanh = +-1 -> +-0.5, a tie
+  const auto et = qfold::make_table8<std::int8_t, std::int8_t>(qfold::conventions::executorch,
+                                                               qfold::fn::tanh, in, out);
+  const auto tfl = qfold::make_table8<std::int8_t, std::int8_t>(qfold::conventions::tflite,
+                                                                qfold::fn::tanh, in, out);
+  int differ = 0;
+  for (int code = -128; code <= 127; ++code) {
+    const auto c = static_cast<std::int8_t>(code);
+    if ((*et)(c) == (*tfl)(c)) continue;
+    if (differ++ < 3)
+      std::printf("   code %4d: ExecuTorch %4d, TFLite %4d (a tie: half to even vs half away)\n",
+                  code, (*et)(c), (*tfl)(c));
+  }
+  std::printf("   %d of 256 entries differ; TFLite stores its table in uint8-cast order besides\n",
+              differ);
+}
+
 void errors_are_values() {
-  std::puts("3. Bad input is an error value, never undefined behaviour");
+  std::puts("5. Bad input is an error value, never undefined behaviour");
   const auto nan = qfold::compute_multiplier_and_shift(std::numeric_limits<double>::quiet_NaN(),
                                                        qfold::scale_width::bits32,
                                                        qfold::tie_rule::half_to_even);
@@ -67,6 +87,7 @@ int main() {
               qfold::version_patch);
   requantize_accumulators();
   conventions_differ();
+  tables_per_ecosystem();
   errors_are_values();
   return 0;
 }

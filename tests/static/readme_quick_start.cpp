@@ -8,7 +8,16 @@ constexpr auto scale = qfold::compute_multiplier_and_shift(0.0123, qfold::scale_
 constexpr qfold::rescale_attributes attrs{.input_type = qfold::int_type::i32, .output_zp = -5};
 
 static_assert(scale->multiplier == 1690499128 && scale->shift == 37);
-static_assert(qfold::rescale_value(attrs, *scale, 41) == -4);  // 0.5043 -> 1, then zp -5
-static_assert(qfold::apply_scale_32(-3, 1 << 30, 31) == -1);   // -1.5 rounds half up
+static_assert(qfold::rescale_value(attrs, *scale, 41) == -4);          // 0.5043 -> 1, then zp -5
+static_assert(qfold::apply_scale_32(-3, 1 << 30, 31) == -1);           // -1.5 rounds half up
 static_assert(!qfold::checked::apply_scale_32(1 << 30, 1 << 30, 31));  // spec REQUIRE broken
+}  // namespace
+
+// The README's table snippet.
+namespace {
+constexpr auto tanh_lut = qfold::make_table8<std::int8_t, std::int8_t>(
+    qfold::conventions::executorch, qfold::fn::tanh,
+    qfold::make_qparams(qfold::dtype::int8, 0.0234375, -3),  // input scale, zero point
+    qfold::make_qparams(qfold::dtype::int8, 1.0 / 128, 0));  // output
+static_assert((*tanh_lut)(-3) == 0);  // tanh(0) lands on the output zero point
 }  // namespace
