@@ -13,6 +13,10 @@
 #include <qfold/arith/rounding.hpp>
 #include <qfold/arith/scale_derivation.hpp>
 #include <qfold/arith/tflite.hpp>
+#include <qfold/exact/classify.hpp>
+#include <qfold/exact/domain.hpp>
+#include <qfold/exact/merge.hpp>
+#include <qfold/exact/synthesize.hpp>
 #include <qfold/math/functions.hpp>
 #include <qfold/quant/conventions.hpp>
 #include <qfold/quant/qparams.hpp>

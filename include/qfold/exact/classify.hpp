@@ -1,0 +1,177 @@
+// Classification of an integer map over a whole domain, per channel: identity, constant, exactly
+// integer-affine, exactly one TOSA RESCALE, affine on a sub-range and clamped outside it, or none
+// of these; each answer carries its certificate, each failed candidate the first input it misses.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "qfold/arith/rounding.hpp"
+#include "qfold/arith/scale_derivation.hpp"
+#include "qfold/exact/domain.hpp"
+#include "qfold/exact/synthesize.hpp"
+
+namespace qfold {
+
+enum class map_kind : std::uint8_t { identity, constant, affine, rescale, saturated_affine, none };
+
+[[nodiscard]] constexpr std::string_view to_string(map_kind k) noexcept {
+  constexpr std::string_view names[] = {"identity", "constant",         "affine",
+                                        "rescale",  "saturated_affine", "none"};
+  return names[static_cast<std::size_t>(k)];
+}
+
+// y = slope * x + offset.
+struct affine_map {
+  std::int64_t slope = 0, offset = 0;
+  [[nodiscard]] constexpr std::int64_t operator()(std::int64_t x) const noexcept {
+    return slope * x + offset;
+  }
+  friend constexpr bool operator==(const affine_map&, const affine_map&) = default;
+};
+
+// y = clamp(line(x), lo, hi), unclamped exactly on first..last.
+struct saturated_affine_map {
+  affine_map line;
+  std::int64_t lo = 0, hi = 0;
+  std::int64_t first = 0, last = 0;
+  [[nodiscard]] constexpr std::int64_t operator()(std::int64_t x) const noexcept {
+    return clamp(line(x), lo, hi);
+  }
+};
+
+// Where a candidate first fails: the input, the map's value there, the candidate's value.
+struct witness {
+  std::int64_t input = 0, expected = 0, actual = 0;
+};
+
+struct classification {
+  map_kind kind = map_kind::none;
+  affine_map affine;                           // identity, constant, affine
+  saturated_affine_map saturated;              // saturated_affine
+  std::optional<rescale_certificate> rescale;  // whenever one RESCALE reproduces the map
+  std::optional<witness> affine_miss;          // the first input the best affine candidate misses
+  std::optional<witness> saturated_miss;       // likewise for the clamped line
+  std::optional<witness> rescale_miss;         // likewise for the RESCALE the endpoints suggest
+};
+
+namespace detail {
+template <class F>
+[[nodiscard]] constexpr std::optional<witness> first_miss(domain d, std::span<const std::int64_t> y,
+                                                          const F& f) {
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const std::int64_t x = d.lo + static_cast<std::int64_t>(i);
+    const std::int64_t v = f(x);
+    if (v != y[i]) return witness{x, y[i], v};
+  }
+  return std::nullopt;
+}
+
+// The line through the first two points (a constant for a one-point domain).
+[[nodiscard]] constexpr affine_map line_through_start(domain d,
+                                                      std::span<const std::int64_t> y) noexcept {
+  const std::int64_t slope = y.size() > 1 ? y[1] - y[0] : 0;
+  return {slope, y[0] - slope * d.lo};
+}
+
+// The clamp of the line through the unclamped middle: the ends' values are the clamp bounds.
+[[nodiscard]] constexpr std::optional<saturated_affine_map> clamped_line(
+    domain d, std::span<const std::int64_t> y) {
+  const std::int64_t lo = std::min(y.front(), y.back()), hi = std::max(y.front(), y.back());
+  std::size_t first = 0, last = y.size() - 1;
+  while (first < y.size() && (y[first] == lo || y[first] == hi)) ++first;
+  while (last > first && (y[last] == lo || y[last] == hi)) --last;
+  if (first >= y.size()) return std::nullopt;  // only the two end values: a step, not a line
+  const std::int64_t slope =
+      last > first ? (y[last] - y[first]) / static_cast<std::int64_t>(last - first) : 0;
+  const std::int64_t x0 = d.lo + static_cast<std::int64_t>(first);
+  return saturated_affine_map{
+      {slope, y[first] - slope * x0}, lo, hi, x0, d.lo + static_cast<std::int64_t>(last)};
+}
+
+// The RESCALE a naive merge would use: the endpoints' slope through compute_multiplier_and_shift.
+[[nodiscard]] constexpr std::optional<rescale_certificate> endpoint_rescale(
+    domain d, std::span<const std::int64_t> y, const rescale_space& space) {
+  if (y.size() < 2 || y.back() < y.front()) return std::nullopt;
+  const double slope =
+      static_cast<double>(y.back() - y.front()) / static_cast<double>(y.size() - 1);
+  const auto s =
+      compute_multiplier_and_shift(slope, space.scale32 ? scale_width::bits32 : scale_width::bits16,
+                                   tie_rule::half_away_from_zero);
+  if (!s) return std::nullopt;
+  const std::int64_t izp = space.input_zero_points.empty() ? 0 : space.input_zero_points.front();
+  rescale_attributes a{space.input_type,
+                       space.output_type,
+                       space.scale32,
+                       rounding_mode::single_round,
+                       false,
+                       space.input_unsigned,
+                       space.output_unsigned,
+                       izp,
+                       0};
+  if (d.contains(izp)) a.output_zp = y[static_cast<std::size_t>(izp - d.lo)];
+  if (!validate(a)) a.output_zp = 0;
+  return rescale_certificate{a, *s};
+}
+}  // namespace detail
+
+// Classifies y (y[i] = map(d.lo + i)). With `space`, also synthesizes a RESCALE in that space.
+// The kind is the most specific that holds: identity, constant, affine, rescale, saturated_affine.
+[[nodiscard]] constexpr classification classify(domain d, std::span<const std::int64_t> y,
+                                                const rescale_space* space = nullptr) {
+  classification c;
+  if (y.empty() || y.size() != d.size()) return c;
+  const affine_map line = detail::line_through_start(d, y);
+  c.affine_miss = detail::first_miss(d, y, line);
+  if (!c.affine_miss) {
+    c.affine = line;
+    c.kind = line.slope == 0 ? map_kind::constant
+                             : (line == affine_map{1, 0} ? map_kind::identity : map_kind::affine);
+  }
+  if (space != nullptr) {
+    c.rescale = synthesize_rescale(d, y, *space);
+    if (!c.rescale) {
+      if (const auto naive = detail::endpoint_rescale(d, y, *space))
+        c.rescale_miss = detail::first_miss(d, y, [&](std::int64_t x) -> std::int64_t {
+          const auto r = checked::rescale_value(naive->attributes, naive->scale, x);
+          return r ? *r : std::numeric_limits<std::int64_t>::min();
+        });
+      else
+        c.rescale_miss =
+            witness{d.lo, y[0], y[0]};  // decreasing or unencodable: no candidate at all
+    }
+  }
+  if (c.kind != map_kind::none) return c;
+  if (c.rescale) {
+    c.kind = map_kind::rescale;
+    return c;
+  }
+  if (const auto sat = detail::clamped_line(d, y)) {
+    c.saturated_miss = detail::first_miss(d, y, *sat);
+    if (!c.saturated_miss) {
+      c.saturated = *sat;
+      c.kind = map_kind::saturated_affine;
+    }
+  }
+  return c;
+}
+
+// One classification per channel of values laid out channel-major ([channel][code]).
+[[nodiscard]] constexpr std::vector<classification> classify_channels(
+    domain d, std::span<const std::int64_t> values, std::size_t channels,
+    const rescale_space* space = nullptr) {
+  std::vector<classification> r;
+  if (channels == 0 || values.size() != channels * d.size()) return r;
+  r.reserve(channels);
+  for (std::size_t ch = 0; ch < channels; ++ch)
+    r.push_back(classify(d, values.subspan(ch * d.size(), d.size()), space));
+  return r;
+}
+
+}  // namespace qfold

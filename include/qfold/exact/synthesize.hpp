@@ -1,0 +1,255 @@
+// Rescale synthesis: the TOSA RESCALE (multiplier, shift, zero points, rounding, clamp) that
+// reproduces an integer map on every input, found by exact interval arithmetic on the rounding
+// conditions (no search over floats), and re-checked over the whole domain before it is returned.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "qfold/arith/rescale.hpp"
+#include "qfold/arith/result.hpp"
+#include "qfold/exact/domain.hpp"
+
+namespace qfold {
+
+// Which RESCALEs a synthesis may return: the element types and signedness of both sides, the
+// multiplier width, whether DOUBLE_ROUND may be used, and the input zero points to try (empty:
+// 0 only). The output zero point is derived, or searched over every legal value.
+struct rescale_space {
+  int_type input_type = int_type::i8;
+  bool input_unsigned = false;
+  int_type output_type = int_type::i8;
+  bool output_unsigned = false;
+  bool scale32 = true;
+  bool allow_double_round = true;
+  std::span<const std::int64_t> input_zero_points{};
+};
+
+// One RESCALE; evaluate with checked::rescale_value(attributes, scale, x).
+struct rescale_certificate {
+  rescale_attributes attributes;
+  scale_factor scale;
+  friend constexpr bool operator==(const rescale_certificate&,
+                                   const rescale_certificate&) = default;
+};
+
+// The multipliers that work at one shift (lo > hi: none).
+struct multiplier_range {
+  std::int64_t lo = 1, hi = 0;
+  [[nodiscard]] constexpr bool empty() const noexcept { return lo > hi; }
+};
+
+namespace detail {
+[[nodiscard]] constexpr std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+[[nodiscard]] constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept {
+  return -floor_div(-a, b);
+}
+
+// Every |v| here is below 2^17 and every multiplier considered below 2^45, so |v m| < 2^62: a
+// bound beyond +-(2^62 + 1) can be saturated there without changing any answer.
+inline constexpr std::int64_t beyond = (std::int64_t{1} << 62) + 1;
+inline constexpr std::int64_t uncapped_multiplier = std::int64_t{1} << 45;
+
+// t * 2^s - c, saturated to +-beyond when |t * 2^s| exceeds 2^62.
+[[nodiscard]] constexpr std::int64_t shifted_minus(std::int64_t t, int s, std::int64_t c) noexcept {
+  const std::int64_t limit = (std::int64_t{1} << 62) >> s;
+  if (t > limit) return beyond;
+  if (t < -limit) return -beyond;
+  return t * (std::int64_t{1} << s) - c;
+}
+
+struct candidate {
+  std::int64_t input_zp, output_zp;
+  bool double_round;
+};
+
+// The multipliers m in [0, cap] with clamp(floor((v m + 2^(s-1) + nudge) / 2^s) + ozp) == y(x)
+// for every input: each input is one or two linear inequalities on m (one where y sits on a
+// clamp bound, none where the output range is a single value).
+[[nodiscard]] constexpr multiplier_range multipliers(domain d, std::span<const std::int64_t> y,
+                                                     const candidate& k, int s, int_range out,
+                                                     std::int64_t cap) noexcept {
+  multiplier_range r{0, cap};
+  const std::int64_t half = std::int64_t{1} << (s - 1);
+  const std::int64_t nudge = k.double_round && s > 31 ? std::int64_t{1} << 30 : 0;
+  for (std::size_t i = 0; i < y.size() && !r.empty(); ++i) {
+    const std::int64_t v = d.lo + static_cast<std::int64_t>(i) - k.input_zp;
+    const std::int64_t yv = y[i];
+    if (yv < out.lo || yv > out.hi) return {1, 0};
+    const bool need_ge = yv != out.lo;  // R(v) >= t unless y is clamped from below
+    const bool need_le = yv != out.hi;  // R(v) <= t unless y is clamped from above
+    const std::int64_t t = yv - k.output_zp;
+    if (v == 0) {  // R(0) = 0 (the rounding constant stays below 2^s)
+      if ((need_ge && t > 0) || (need_le && t < 0)) return {1, 0};
+      continue;
+    }
+    const std::int64_t c = half + (v >= 0 ? nudge : -nudge);
+    const std::int64_t a = shifted_minus(t, s, c);          // R(v) >= t  <=>  v m >= a
+    const std::int64_t b = shifted_minus(t + 1, s, c) - 1;  // R(v) <= t  <=>  v m <= b
+    if (v > 0) {
+      if (need_ge) r.lo = std::max(r.lo, ceil_div(a, v));
+      if (need_le) r.hi = std::min(r.hi, floor_div(b, v));
+    } else {
+      if (need_ge) r.hi = std::min(r.hi, floor_div(a, v));
+      if (need_le) r.lo = std::max(r.lo, ceil_div(b, v));
+    }
+  }
+  return r;
+}
+
+[[nodiscard]] constexpr rescale_attributes attributes_of(const rescale_space& space,
+                                                         const candidate& k) noexcept {
+  return {space.input_type,
+          space.output_type,
+          space.scale32,
+          k.double_round ? rounding_mode::double_round : rounding_mode::single_round,
+          false,
+          space.input_unsigned,
+          space.output_unsigned,
+          k.input_zp,
+          k.output_zp};
+}
+
+[[nodiscard]] constexpr bool reproduces(domain d, std::span<const std::int64_t> y,
+                                        const rescale_certificate& c) {
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const auto r =
+        checked::rescale_value(c.attributes, c.scale, d.lo + static_cast<std::int64_t>(i));
+    if (!r || *r != y[i]) return false;
+  }
+  return true;
+}
+
+// The largest shift worth trying: where the slope between the first and last unclamped points
+// needs a multiplier near the cap (62 when the map has no such slope).
+[[nodiscard]] constexpr int shift_estimate(std::span<const std::int64_t> y, int_range out,
+                                           std::int64_t cap) noexcept {
+  std::size_t first = y.size(), last = 0;
+  for (std::size_t i = 0; i < y.size(); ++i)
+    if (y[i] > out.lo && y[i] < out.hi) {
+      if (first == y.size()) first = i;
+      last = i;
+    }
+  if (first >= last || y[last] <= y[first]) return 62;
+  const auto dx = static_cast<std::int64_t>(last - first);
+  const std::int64_t q = cap * dx * 2 / (y[last] - y[first]);  // 2^s <= 2 cap / slope
+  int s = 0;
+  while (s < 62 && (std::int64_t{1} << (s + 1)) <= q) ++s;
+  return s < 2 ? 2 : s;
+}
+
+// The smallest shift (and its smallest multiplier) for one candidate. Without the cap on the
+// multiplier, feasibility is upward closed in the shift for single rounding ((m, s) and
+// (2m, s + 1) are the same function), so a binary search below the estimated top shift finds the
+// first feasible one, and the shifts from there are tried in order until the multiplier also fits
+// the cap. Whenever that fast path finds nothing, every shift is tried (the answer never depends
+// on the estimate). DOUBLE_ROUND only differs above shift 31 and is not upward closed.
+[[nodiscard]] constexpr std::optional<scale_factor> smallest(domain d,
+                                                             std::span<const std::int64_t> y,
+                                                             const candidate& k, int_range out,
+                                                             std::int64_t cap) {
+  // apply_scale_32 requires -2^(shift-1) <= v < 2^(shift-1): small shifts exclude wide inputs.
+  int min_shift = 2;
+  if (cap > 32767) {
+    const std::int64_t vlo = d.lo - k.input_zp, vhi = d.hi - k.input_zp;
+    while (min_shift < 62 && (vlo < -(std::int64_t{1} << (min_shift - 1)) ||
+                              vhi >= (std::int64_t{1} << (min_shift - 1))))
+      ++min_shift;
+  }
+  const auto capped = [&](int s) -> std::optional<scale_factor> {
+    const multiplier_range m = multipliers(d, y, k, s, out, cap);
+    if (m.empty()) return std::nullopt;
+    return scale_factor{static_cast<std::int32_t>(m.lo), s};
+  };
+  if (!k.double_round) {
+    int lo = min_shift, hi = std::max(min_shift, shift_estimate(y, out, cap));
+    if (!multipliers(d, y, k, hi, out, uncapped_multiplier).empty()) {
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (multipliers(d, y, k, mid, out, uncapped_multiplier).empty())
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      for (int s = lo; s <= 62; ++s)
+        if (auto f = capped(s)) return f;
+    }
+  }
+  for (int s = std::max(min_shift, k.double_round ? 32 : 2); s <= 62; ++s)
+    if (auto f = capped(s)) return f;
+  return std::nullopt;
+}
+
+[[nodiscard]] constexpr int_range output_zero_points(const rescale_space& space) noexcept {
+  if (space.output_type == int_type::i8) return range_of(int_type::i8, space.output_unsigned);
+  if (space.output_type == int_type::i16 && space.output_unsigned)
+    return {0, 32768};  // only 0 and 32768
+  return {0, 0};
+}
+}  // namespace detail
+
+// The RESCALE within `space` that gives y[i] for input d.lo + i, with the smallest shift and the
+// smallest multiplier at that shift; nullopt when none exists. The result has been evaluated on
+// every input with checked::rescale_value before it is returned.
+[[nodiscard]] constexpr std::optional<rescale_certificate> synthesize_rescale(
+    domain d, std::span<const std::int64_t> y, const rescale_space& space) {
+  if (y.size() != d.size() || y.empty()) return std::nullopt;
+  // A RESCALE is non-decreasing (multiplier >= 0, clamp): anything else is refused at once.
+  for (std::size_t i = 1; i < y.size(); ++i)
+    if (y[i] < y[i - 1]) return std::nullopt;
+  const int_range out = range_of(space.output_type, space.output_unsigned);
+  const std::int64_t cap = space.scale32 ? int32_max : 32767;
+  const std::array<std::int64_t, 1> zero{0};
+  const std::span<const std::int64_t> izps = space.input_zero_points.empty()
+                                                 ? std::span<const std::int64_t>(zero)
+                                                 : space.input_zero_points;
+  std::optional<rescale_certificate> best;
+  for (const std::int64_t izp : izps) {
+    const int_range ozp_range = detail::output_zero_points(space);
+    // With the input zero point inside the domain, R(0) = 0 pins the output zero point there.
+    std::int64_t ozp_lo = ozp_range.lo, ozp_hi = ozp_range.hi;
+    if (d.contains(izp)) {
+      const std::int64_t y0 = y[static_cast<std::size_t>(izp - d.lo)];
+      if (y0 > out.lo && y0 < out.hi) ozp_lo = ozp_hi = y0;
+    }
+    for (std::int64_t ozp = ozp_lo; ozp <= ozp_hi; ++ozp) {
+      if (ozp_range.hi == 32768 && ozp != 0 && ozp != 32768) continue;
+      for (bool dr : {false, true}) {
+        if (dr && !(space.allow_double_round && space.scale32)) continue;
+        const detail::candidate k{izp, ozp, dr};
+        const rescale_attributes attrs = detail::attributes_of(space, k);
+        if (!validate(attrs)) continue;
+        const auto s = detail::smallest(d, y, k, out, cap);
+        if (!s) continue;
+        const rescale_certificate c{attrs, *s};
+        if (!detail::reproduces(d, y, c)) continue;  // the certificate is re-checked, never trusted
+        if (!best || s->shift < best->scale.shift ||
+            (s->shift == best->scale.shift && s->multiplier < best->scale.multiplier))
+          best = c;
+      }
+    }
+  }
+  return best;
+}
+
+// For one candidate (zero points and rounding), the multipliers that work at every shift 2..62
+// (index = shift; entries 0 and 1 stay empty). One pass over the domain per shift.
+[[nodiscard]] constexpr std::array<multiplier_range, 63> rescale_shifts(
+    domain d, std::span<const std::int64_t> y, const rescale_space& space, std::int64_t input_zp,
+    std::int64_t output_zp, bool double_round) {
+  std::array<multiplier_range, 63> r{};
+  const int_range out = range_of(space.output_type, space.output_unsigned);
+  const std::int64_t cap = space.scale32 ? int32_max : 32767;
+  for (int s = 2; s <= 62; ++s)
+    r[static_cast<std::size_t>(s)] =
+        detail::multipliers(d, y, {input_zp, output_zp, double_round}, s, out, cap);
+  return r;
+}
+
+}  // namespace qfold
