@@ -17,6 +17,13 @@
 #include <qfold/exact/domain.hpp>
 #include <qfold/exact/merge.hpp>
 #include <qfold/exact/synthesize.hpp>
+#include <qfold/fold/batch_norm.hpp>
+#include <qfold/fold/rejection.hpp>
+#include <qfold/graph/batch_norm_pass.hpp>
+#include <qfold/graph/pipeline.hpp>
+#include <qfold/graph/report.hpp>
+#include <qfold/graph/traits.hpp>
+#include <qfold/graph/vocabulary.hpp>
 #include <qfold/math/functions.hpp>
 #include <qfold/quant/conventions.hpp>
 #include <qfold/quant/qparams.hpp>

@@ -1,0 +1,204 @@
+// Inference batch norm folded into the preceding convolution (1d/2d/3d, grouped, depthwise,
+// transposed including grouped transposed) or linear layer, on plain spans: PyTorch's operation
+// order in the weights' own type, so float32 results are bit-identical to torch.nn.utils.fusion
+// wherever torch is right, and correct where it is not (grouped transposed convolution).
+#pragma once
+
+#include <array>
+#include <bit>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <type_traits>
+
+#include "qfold/fold/rejection.hpp"
+#include "qfold/math/float_bits.hpp"
+#include "qfold/math/sqrt.hpp"
+
+namespace qfold {
+
+// Axis order of a weight tensor. O = output channels, I = input channels (per group), S = spatial.
+enum class weight_layout : std::uint8_t {
+  o_i_s,  // OIHW: PyTorch/ONNX Conv (out, in/groups, k...), and Linear (out, in)
+  o_s_i,  // OHWI: TFLite and TOSA CONV2D
+  s_i_o,  // HWIO: TensorFlow, TOSA DEPTHWISE_CONV2D-style
+  i_o_s,  // IOHW: PyTorch/ONNX ConvTranspose (in, out/groups, k...)
+};
+
+template <std::floating_point T>
+struct weights_view {
+  std::span<const T> values;
+  std::span<const std::int64_t> shape;  // in `layout` order
+  weight_layout layout = weight_layout::o_i_s;
+  std::int64_t groups = 1;
+  bool linear = false;  // torch folds a linear bias with (b - mean) * (gamma * rsqrt), a conv bias
+                        // with ((b - mean) * rsqrt) * gamma: different roundings
+};
+
+// A batch norm's inference parameters; empty gamma / beta mean ones / zeros.
+template <std::floating_point T>
+struct batch_norm_params {
+  std::span<const T> mean, variance, gamma, beta;
+  T epsilon = static_cast<T>(1e-5);
+  bool training = false;
+};
+
+namespace detail {
+// out[i] = in[i] * s for n elements; true when every result is finite. Fixed-size blocks and an
+// integer test of the exponent bits let compilers vectorise it at -O2 (a float reduction would
+// not be), so the fold runs at memory speed.
+template <std::floating_point T>
+[[nodiscard]] constexpr bool scale_into(const T* in, T* out, std::size_t n, T s) noexcept {
+  using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr bits exponent =
+      std::bit_cast<bits>(std::numeric_limits<T>::infinity());  // all exponent bits
+  constexpr std::size_t block = 16;
+  bits non_finite = 0;
+  std::size_t i = 0;
+  for (; i + block <= n; i += block) {  // through a local block: no aliasing question to ask
+    std::array<T, block> v{};
+    for (std::size_t k = 0; k < block; ++k) v[k] = in[i + k] * s;
+    for (std::size_t k = 0; k < block; ++k)
+      non_finite |= static_cast<bits>((std::bit_cast<bits>(v[k]) & exponent) == exponent);
+    for (std::size_t k = 0; k < block; ++k) out[i + k] = v[k];
+  }
+  for (; i < n; ++i) {
+    const T v = in[i] * s;
+    out[i] = v;
+    non_finite |= static_cast<bits>((std::bit_cast<bits>(v) & exponent) == exponent);
+  }
+  return non_finite == 0;
+}
+
+struct channel_geometry {
+  std::int64_t out_channels = 0;
+  std::int64_t block = 1;  // contiguous elements per channel run (o_i_s, o_s_i)
+  std::int64_t per_group_out = 0, per_group_in = 0, kernel = 1;  // i_o_s
+};
+
+template <std::floating_point T>
+[[nodiscard]] constexpr std::optional<rejection> geometry(const weights_view<T>& w,
+                                                          channel_geometry& g) {
+  if (w.shape.size() < 2)
+    return rejection{reason::ambiguous_axis, "batch norm: weight rank below 2"};
+  std::int64_t total = 1;
+  for (const std::int64_t d : w.shape) {
+    if (d <= 0)
+      return rejection{reason::ambiguous_axis, "batch norm: weight dimension not positive"};
+    total *= d;
+  }
+  if (static_cast<std::size_t>(total) != w.values.size())
+    return rejection{reason::ambiguous_axis, "batch norm: weight shape does not match its data"};
+  if (w.groups < 1) return rejection{reason::ambiguous_axis, "batch norm: groups below 1"};
+  switch (w.layout) {
+    case weight_layout::o_i_s:
+    case weight_layout::o_s_i:
+      g.out_channels = w.shape[0];
+      g.block = total / g.out_channels;
+      if (g.out_channels % w.groups != 0)
+        return rejection{reason::ambiguous_axis,
+                         "batch norm: output channels not divisible by groups"};
+      return std::nullopt;
+    case weight_layout::s_i_o:
+      g.out_channels = w.shape.back();
+      return std::nullopt;
+    case weight_layout::i_o_s:
+      if (w.shape[0] % w.groups != 0)
+        return rejection{reason::ambiguous_axis,
+                         "batch norm: transposed input channels not divisible by groups"};
+      g.per_group_in = w.shape[0] / w.groups;
+      g.per_group_out = w.shape[1];
+      g.out_channels = w.shape[1] * w.groups;
+      g.kernel = total / (w.shape[0] * w.shape[1]);
+      return std::nullopt;
+  }
+  return rejection{reason::ambiguous_axis, "batch norm: unknown weight layout"};
+}
+}  // namespace detail
+
+// folded_weights[i] = w[i] * (gamma_o * rsqrt_o) and folded_bias[o] = ((b_o - mean_o) * rsqrt_o)
+// * gamma_o + beta_o (linear: (b_o - mean_o) * (gamma_o * rsqrt_o) + beta_o) with rsqrt_o =
+// 1 / sqrt(var_o + eps), each operation rounded in T (as torch.nn.utils.fusion computes it; eps
+// is rounded to T first), o = the output channel of weight i in its layout. `bias`
+// may be empty (zeros). Nothing but the two output spans is written, and after a rejection their
+// contents mean nothing; a rejection names the reason and, for non-finite results, the first
+// weight (or bias: index = number of weights + channel). Bit-identity with torch assumes no
+// floating-point contraction (the default on x86-64; use -ffp-contract=off where FMA is enabled).
+template <std::floating_point T>
+[[nodiscard]] constexpr std::optional<rejection> fold_batch_norm(const weights_view<T>& w,
+                                                                 std::span<const T> bias,
+                                                                 const batch_norm_params<T>& bn,
+                                                                 std::span<T> folded_weights,
+                                                                 std::span<T> folded_bias) {
+  if (bn.training) return rejection{reason::training_mode, "batch norm: training mode"};
+  detail::channel_geometry g;
+  if (auto r = detail::geometry(w, g)) return r;
+  const auto channels = static_cast<std::size_t>(g.out_channels);
+  const auto sized = [&](std::size_t n) { return n == channels; };
+  if (!sized(bn.mean.size()) || !sized(bn.variance.size()) ||
+      (!bn.gamma.empty() && !sized(bn.gamma.size())) ||
+      (!bn.beta.empty() && !sized(bn.beta.size())) || (!bias.empty() && !sized(bias.size())))
+    return rejection{reason::channel_mismatch,
+                     "batch norm: parameter length differs from the output channels"};
+  if (folded_weights.size() != w.values.size() || !sized(folded_bias.size()))
+    return rejection{reason::channel_mismatch, "batch norm: output spans have the wrong sizes"};
+
+  const auto rsqrt = [&](std::size_t o) { return T{1} / math::sqrt(bn.variance[o] + bn.epsilon); };
+  const auto gamma = [&](std::size_t o) { return bn.gamma.empty() ? T{1} : bn.gamma[o]; };
+  // The per-channel weight scale first goes into folded_bias (scratch), which is rewritten below.
+  for (std::size_t o = 0; o < channels; ++o) folded_bias[o] = gamma(o) * rsqrt(o);
+  const T* in = w.values.data();
+  T* out = folded_weights.data();
+  bool finite = true;  // the full scan for the first non-finite weight runs only when this fails
+  switch (w.layout) {
+    case weight_layout::o_i_s:
+    case weight_layout::o_s_i: {
+      const auto block = static_cast<std::size_t>(g.block);
+      for (std::size_t o = 0; o < channels; ++o)
+        finite =
+            detail::scale_into(in + o * block, out + o * block, block, folded_bias[o]) && finite;
+      break;
+    }
+    case weight_layout::s_i_o:  // channel fastest: the scale varies per element
+      for (std::size_t i = 0; i < w.values.size(); i += channels)
+        for (std::size_t o = 0; o < channels; ++o) out[i + o] = in[i + o] * folded_bias[o];
+      finite = false;  // let the scan below check
+      break;
+    case weight_layout::i_o_s: {  // weight[i][j][k] belongs to output channel (i / per_group_in) *
+                                  // per_group_out + j
+      const auto kernel = static_cast<std::size_t>(g.kernel),
+                 per_out = static_cast<std::size_t>(g.per_group_out);
+      const auto inputs = static_cast<std::size_t>(w.shape[0]),
+                 per_in = static_cast<std::size_t>(g.per_group_in);
+      for (std::size_t i = 0; i < inputs; ++i)
+        for (std::size_t j = 0; j < per_out; ++j) {
+          const std::size_t base = (i * per_out + j) * kernel;
+          finite = detail::scale_into(in + base, out + base, kernel,
+                                      folded_bias[(i / per_in) * per_out + j]) &&
+                   finite;
+        }
+      break;
+    }
+  }
+  for (std::size_t o = 0; o < channels; ++o) {
+    const T centred =
+        (bias.empty() ? T{0} : bias[o]) - bn.mean[o];  // an absent bias is 0 - mean, as in torch
+    // Separate statements: a multiply-add in one expression may be contracted into an FMA.
+    const T scaled = w.linear ? centred * (gamma(o) * rsqrt(o)) : centred * rsqrt(o) * gamma(o);
+    folded_bias[o] =
+        scaled + (bn.beta.empty() ? T{0} : bn.beta[o]);  // + 0 turns -0 into +0, as torch does
+  }
+  for (std::size_t i = 0; i < folded_weights.size(); ++i)
+    if (!math::is_finite(folded_weights[i]))
+      return rejection{reason::non_finite, "batch norm: folded weight is not finite", i};
+  for (std::size_t o = 0; o < channels; ++o)
+    if (!math::is_finite(folded_bias[o]))
+      return rejection{reason::non_finite, "batch norm: folded bias is not finite",
+                       folded_weights.size() + o};
+  return std::nullopt;
+}
+
+}  // namespace qfold

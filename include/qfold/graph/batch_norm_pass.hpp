@@ -1,0 +1,133 @@
+// The batch-norm folding pass over any adapted IR: for every batch_norm whose input is a
+// convolution or linear node, analysis reads the constants through the adapter and computes the
+// folded weights with fold_batch_norm (no graph access); only then are the accepted plans
+// applied through the mutation points. A rejected site leaves the graph exactly as it was.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <ranges>
+#include <span>
+#include <vector>
+
+#include "qfold/fold/batch_norm.hpp"
+#include "qfold/fold/rejection.hpp"
+#include "qfold/graph/report.hpp"
+#include "qfold/graph/traits.hpp"
+#include "qfold/graph/vocabulary.hpp"
+
+namespace qfold {
+
+inline constexpr std::string_view batch_norm_pass_name = "fold_batch_norm";
+
+namespace detail {
+template <class Id>
+struct batch_norm_plan {
+  Id batch_norm, producer;
+  std::vector<float> weights, bias;
+  std::vector<std::int64_t> weight_shape;
+  std::vector<Id> old_constants;  // may be left without users
+  std::size_t site = 0;           // index into the report
+};
+
+template <class G>
+constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
+                                                   node_id_t<G> producer,
+                                                   batch_norm_plan<node_id_t<G>>& plan) {
+  using T = ir_traits<G>;
+  const auto ops = T::operands(g, bn);
+  const auto pops = T::operands(g, producer);
+  if (std::ranges::size(ops) != 5)
+    return rejection{reason::unsupported, "batch norm without its four parameters"};
+  const batch_norm_attributes attrs = T::batch_norm_attributes(g, bn);
+  if (attrs.training) return rejection{reason::training_mode, "batch norm in training mode"};
+  if (T::use_count(g, producer) != 1)
+    return rejection{reason::shared_output, "the convolution's output has another consumer"};
+  if (std::ranges::size(pops) < 2)
+    return rejection{reason::unsupported, "producer without a weight operand"};
+  auto it = std::ranges::begin(ops);
+  const auto gamma_id = *++it, beta_id = *++it, mean_id = *++it, var_id = *++it;
+  auto pit = std::ranges::begin(pops);
+  const auto weight_id = *++pit;
+  const auto weight = T::constant(g, weight_id);
+  const auto gamma = T::constant(g, gamma_id), beta = T::constant(g, beta_id);
+  const auto mean = T::constant(g, mean_id), var = T::constant(g, var_id);
+  if (!weight || !gamma || !beta || !mean || !var)
+    return rejection{reason::not_constant, "a weight or batch-norm parameter is not a constant"};
+  std::optional<tensor_view<float>> bias;
+  plan.old_constants = {weight_id, gamma_id, beta_id, mean_id, var_id};
+  if (std::ranges::size(pops) > 2) {
+    const auto bias_id = *++pit;
+    bias = T::constant(g, bias_id);
+    if (!bias) return rejection{reason::not_constant, "the convolution bias is not a constant"};
+    plan.old_constants.push_back(bias_id);
+  }
+  conv_attributes conv{};
+  if (T::kind(g, producer) == op_kind::convolution) {
+    conv = T::conv_attributes(g, producer);
+  } else if (T::output_rank(g, producer) != 2) {
+    return rejection{reason::ambiguous_axis, "linear output is not of rank 2 (batch, channels)"};
+  }
+  plan.weights.resize(weight->data.size());
+  plan.weight_shape.assign(weight->shape.begin(), weight->shape.end());
+  std::size_t channels = mean->data.size();
+  plan.bias.resize(channels);
+  const bool linear = T::kind(g, producer) == op_kind::linear;
+  const weights_view<float> w{weight->data, weight->shape, conv.layout, conv.groups, linear};
+  const batch_norm_params<float> params{
+      mean->data, var->data, gamma->data, beta->data, static_cast<float>(attrs.epsilon), false};
+  return fold_batch_norm(w, bias ? bias->data : std::span<const float>{}, params,
+                         std::span<float>(plan.weights), std::span<float>(plan.bias));
+}
+}  // namespace detail
+
+template <class G>
+constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
+  static_assert(detail::check_batch_norm_foldable<G>());
+  using T = ir_traits<G>;
+  using id = node_id_t<G>;
+  report<id> r;
+  std::vector<detail::batch_norm_plan<id>> plans;
+  for (const id n : T::nodes(g)) {  // analysis: reads only
+    if (T::kind(g, n) != op_kind::batch_norm) continue;
+    const auto ops = T::operands(g, n);
+    const id producer = *std::ranges::begin(ops);
+    site_report<id> site{batch_norm_pass_name, {producer, n}, std::nullopt, 0};
+    const op_kind pk = T::kind(g, producer);
+    if (pk != op_kind::convolution && pk != op_kind::linear) {
+      site.rejected =
+          rejection{reason::unsupported, "batch norm input is not a convolution or linear node"};
+    } else {
+      detail::batch_norm_plan<id> plan{n, producer, {}, {}, {}, {}, r.sites.size()};
+      site.rejected = detail::plan_batch_norm(g, n, producer, plan);
+      if (!site.rejected) plans.push_back(std::move(plan));
+    }
+    r.sites.push_back(std::move(site));
+  }
+  for (auto& p : plans) {  // apply: only accepted plans, through the mutation points
+    const std::int64_t channels = static_cast<std::int64_t>(p.bias.size());
+    const id w = T::add_constant(g, std::span<const float>(p.weights),
+                                 std::span<const std::int64_t>(p.weight_shape));
+    const id b = T::add_constant(g, std::span<const float>(p.bias),
+                                 std::span<const std::int64_t>(&channels, 1));
+    T::set_operand(g, p.producer, 1, w);
+    T::set_operand(g, p.producer, 2, b);
+    T::replace_uses(g, p.batch_norm, p.producer);
+    T::erase(g, p.batch_norm);
+    for (std::size_t i = 0; i < p.old_constants.size(); ++i) {
+      const id c = p.old_constants[i];
+      if (std::find(p.old_constants.begin(),
+                    p.old_constants.begin() + static_cast<std::ptrdiff_t>(i),
+                    c) != p.old_constants.begin() + static_cast<std::ptrdiff_t>(i))
+        continue;  // one constant can be several parameters
+      if (T::use_count(g, c) == 0) {
+        r.sites[p.site].bytes_removed += T::constant_bytes(g, c);
+        T::erase(g, c);
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace qfold

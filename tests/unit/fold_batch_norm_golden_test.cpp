@@ -1,0 +1,128 @@
+// Batch-norm folding against torch.nn.utils.fusion, bit for bit (signed zeros and subnormals
+// included): 261 cases made by tests/golden/make_batch_norm_folds.py with python3-torch (conv
+// 1d/2d/3d, grouped, depthwise, transposed, linear; bias, gamma, beta present or absent; two
+// epsilons; float32 and float64). Where torch raises or returns a wrongly shaped weight (grouped
+// transposed convolution; linear without gamma/beta) the file holds the correct fold.
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <qfold/qfold.hpp>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "catch_compat.hpp"
+
+namespace {
+struct bn_case {
+  std::map<std::string, std::string> keys;
+  std::map<std::string, std::vector<double>> arrays;  // absent ("-") arrays are missing
+  std::vector<std::int64_t> shape;
+};
+
+std::vector<bn_case> read_cases() {
+  std::ifstream in(std::string(QFOLD_GOLDEN_DIR) + "/batch_norm_folds.txt");
+  REQUIRE(in.good());
+  std::vector<bn_case> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    bn_case c;
+    std::string tok;
+    s >> c.keys["name"];
+    while (s >> tok && tok != ":") {
+      const auto eq = tok.find('=');
+      c.keys[tok.substr(0, eq)] = tok.substr(eq + 1);
+    }
+    std::string label;
+    while (s >> label) {
+      std::vector<double> values;
+      bool absent = false;
+      while (s >> tok && tok != "|") {
+        if (tok == "-")
+          absent = true;
+        else
+          values.push_back(std::strtod(tok.c_str(), nullptr));  // hex floats, inf: exact
+      }
+      if (!absent) c.arrays[label] = values;
+    }
+    std::istringstream dims(c.keys["wshape"]);
+    for (std::string d; std::getline(dims, d, ',');) c.shape.push_back(std::stoll(d));
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+template <class T>
+std::vector<T> as(const bn_case& c, const std::string& label) {
+  const auto it = c.arrays.find(label);
+  if (it == c.arrays.end()) return {};
+  return std::vector<T>(it->second.begin(), it->second.end());
+}
+
+template <class T>
+auto bits(T v) {  // compare representations: -0 != +0, subnormals exact
+  return std::bit_cast<std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>(v);
+}
+
+template <class T>
+void check(const bn_case& c, int& bit_exact, int& refused) {
+  const auto w = as<T>(c, "w"), b = as<T>(c, "b"), mean = as<T>(c, "mean"), var = as<T>(c, "var"),
+             gamma = as<T>(c, "gamma"), beta = as<T>(c, "beta"), fused_w = as<T>(c, "fused_w"),
+             fused_b = as<T>(c, "fused_b");
+  const std::string& layout = c.keys.at("layout");
+  const qfold::weights_view<T> view{
+      w, c.shape,
+      layout.rfind("IO", 0) == 0 ? qfold::weight_layout::i_o_s : qfold::weight_layout::o_i_s,
+      std::stoll(c.keys.at("groups")), c.keys.at("kind") == "linear"};
+  const auto eps = static_cast<T>(std::strtod(c.keys.at("eps").c_str(), nullptr));
+  std::vector<T> out_w(w.size()), out_b(mean.size());
+  const auto r =
+      qfold::fold_batch_norm<T>(view, b, {mean, var, gamma, beta, eps, false}, out_w, out_b);
+  bool finite = true;
+  for (const T v : fused_w) finite = finite && std::isfinite(v);
+  for (const T v : fused_b) finite = finite && std::isfinite(v);
+  CAPTURE(c.keys.at("name"));
+  if (!finite) {  // torch gives inf/NaN here; qfold refuses the fold
+    REQUIRE(r.has_value());
+    CHECK(r->code == qfold::reason::non_finite);
+    ++refused;
+    return;
+  }
+  REQUIRE_FALSE(r.has_value());
+  REQUIRE(out_w.size() == fused_w.size());
+  for (std::size_t i = 0; i < out_w.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(bits(out_w[i]) == bits(fused_w[i]));
+  }
+  for (std::size_t o = 0; o < out_b.size(); ++o) {
+    CAPTURE(o, out_b[o], fused_b[o]);
+    REQUIRE(bits(out_b[o]) == bits(fused_b[o]));
+  }
+  ++bit_exact;
+}
+}  // namespace
+
+TEST_CASE(
+    "batch-norm folds are bit-identical to torch.nn.utils.fusion (and correct where torch is not)",
+    "[fold][golden]") {
+  const auto cases = read_cases();
+  REQUIRE(cases.size() == 261);
+  int bit_exact = 0, refused = 0, torch_wrong_or_raises = 0;
+  for (const auto& c : cases) {
+    if (c.keys.at("torch_status") != "ok") ++torch_wrong_or_raises;
+    if (c.keys.at("dtype") == "float64")
+      check<double>(c, bit_exact, refused);
+    else
+      check<float>(c, bit_exact, refused);
+  }
+  CHECK(bit_exact + refused == 261);
+  CHECK(refused == 1);  // conv2d_extreme overflows to inf
+  CHECK(torch_wrong_or_raises ==
+        76);  // grouped transposed convolutions and linear without gamma/beta
+}
