@@ -69,10 +69,12 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   } else if (T::output_rank(g, producer) != 2) {
     return rejection{reason::ambiguous_axis, "linear output is not of rank 2 (batch, channels)"};
   }
-  plan.weights.resize(weight->data.size());
+  // assign, not resize: libstdc++ 12's resize() of a float vector is not a constant expression
+  // for clang (it fills memory whose lifetime has not begun).
+  plan.weights.assign(weight->data.size(), 0.0f);
   plan.weight_shape.assign(weight->shape.begin(), weight->shape.end());
   std::size_t channels = mean->data.size();
-  plan.bias.resize(channels);
+  plan.bias.assign(channels, 0.0f);
   const bool linear = T::kind(g, producer) == op_kind::linear;
   const weights_view<float> w{weight->data, weight->shape, conv.layout, conv.groups, linear};
   const batch_norm_params<float> params{
@@ -92,6 +94,13 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
   for (const id n : T::nodes(g)) {  // analysis: reads only
     if (T::kind(g, n) != op_kind::batch_norm) continue;
     const auto ops = T::operands(g, n);
+    if (std::ranges::empty(ops)) {  // a malformed node: reported, never dereferenced
+      r.sites.push_back({batch_norm_pass_name,
+                         {n},
+                         rejection{reason::unsupported, "batch norm without an input"},
+                         0});
+      continue;
+    }
     const id producer = *std::ranges::begin(ops);
     site_report<id> site{batch_norm_pass_name, {producer, n}, std::nullopt, 0};
     const op_kind pk = T::kind(g, producer);

@@ -28,7 +28,7 @@ struct report {
 
   [[nodiscard]] constexpr std::size_t folded() const noexcept {
     std::size_t n = 0;
-    for (const auto& s : sites) n += s.folded() ? 1 : 0;
+    for (const auto& s : sites) n += s.folded() ? 1u : 0u;
     return n;
   }
   [[nodiscard]] constexpr std::size_t rejected() const noexcept { return sites.size() - folded(); }
