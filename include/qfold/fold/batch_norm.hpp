@@ -191,7 +191,7 @@ template <std::floating_point T>
     folded_bias[o] =
         scaled + (bn.beta.empty() ? T{0} : bn.beta[o]);  // + 0 turns -0 into +0, as torch does
   }
-  for (std::size_t i = 0; i < folded_weights.size(); ++i)
+  for (std::size_t i = 0; !finite && i < folded_weights.size(); ++i)
     if (!math::is_finite(folded_weights[i]))
       return rejection{reason::non_finite, "batch norm: folded weight is not finite", i};
   for (std::size_t o = 0; o < channels; ++o)
