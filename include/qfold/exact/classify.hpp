@@ -27,14 +27,36 @@ enum class map_kind : std::uint8_t { identity, constant, affine, rescale, satura
   return names[static_cast<std::size_t>(k)];
 }
 
+namespace detail {
+// Lines are evaluated in 128 bits: a map may hold any int64, and a candidate line through two of
+// its points may leave int64 elsewhere (that is a miss, never undefined behaviour).
+__extension__ typedef __int128 wide_int;
+[[nodiscard]] constexpr bool fits_int64(wide_int v) noexcept {
+  return v >= std::numeric_limits<std::int64_t>::min() &&
+         v <= std::numeric_limits<std::int64_t>::max();
+}
+[[nodiscard]] constexpr std::int64_t saturate_int64(wide_int v) noexcept {
+  return v < std::numeric_limits<std::int64_t>::min()   ? std::numeric_limits<std::int64_t>::min()
+         : v > std::numeric_limits<std::int64_t>::max() ? std::numeric_limits<std::int64_t>::max()
+                                                        : static_cast<std::int64_t>(v);
+}
+}  // namespace detail
+
 // y = slope * x + offset.
 struct affine_map {
   std::int64_t slope = 0, offset = 0;
+  // Saturated to int64 (exact on the domain of a map classified as this line).
   [[nodiscard]] constexpr std::int64_t operator()(std::int64_t x) const noexcept {
-    return slope * x + offset;
+    return detail::saturate_int64(detail::wide_int{slope} * x + offset);
   }
   friend constexpr bool operator==(const affine_map&, const affine_map&) = default;
 };
+
+namespace detail {
+[[nodiscard]] constexpr wide_int line_value(const affine_map& l, std::int64_t x) noexcept {
+  return wide_int{l.slope} * x + l.offset;
+}
+}  // namespace detail
 
 // y = clamp(line(x), lo, hi), unclamped exactly on first..last.
 struct saturated_affine_map {
@@ -42,11 +64,13 @@ struct saturated_affine_map {
   std::int64_t lo = 0, hi = 0;
   std::int64_t first = 0, last = 0;
   [[nodiscard]] constexpr std::int64_t operator()(std::int64_t x) const noexcept {
-    return clamp(line(x), lo, hi);
+    const detail::wide_int v = detail::line_value(line, x);
+    return v < lo ? lo : v > hi ? hi : static_cast<std::int64_t>(v);
   }
 };
 
-// Where a candidate first fails: the input, the map's value there, the candidate's value.
+// Where a candidate first fails: the input, the map's value there, the candidate's value (an
+// int64 extreme where the candidate has none: beyond int64, or an error of the RESCALE).
 struct witness {
   std::int64_t input = 0, expected = 0, actual = 0;
 };
@@ -62,22 +86,26 @@ struct classification {
 };
 
 namespace detail {
+// f(x) may be 128 bits wide (a line); the witness holds it saturated to int64.
 template <class F>
 [[nodiscard]] constexpr std::optional<witness> first_miss(domain d, std::span<const std::int64_t> y,
                                                           const F& f) {
   for (std::size_t i = 0; i < y.size(); ++i) {
     const std::int64_t x = d.lo + static_cast<std::int64_t>(i);
-    const std::int64_t v = f(x);
-    if (v != y[i]) return witness{x, y[i], v};
+    const wide_int v = f(x);
+    if (v != y[i]) return witness{x, y[i], saturate_int64(v)};
   }
   return std::nullopt;
 }
 
-// The line through the first two points (a constant for a one-point domain).
+// The line through the first two points (a constant for a one-point domain, and the constant
+// through the first point when that line's slope or offset does not fit int64).
 [[nodiscard]] constexpr affine_map line_through_start(domain d,
                                                       std::span<const std::int64_t> y) noexcept {
-  const std::int64_t slope = y.size() > 1 ? y[1] - y[0] : 0;
-  return {slope, y[0] - slope * d.lo};
+  const wide_int slope = y.size() > 1 ? wide_int{y[1]} - y[0] : 0;
+  const wide_int offset = y[0] - slope * d.lo;
+  if (!fits_int64(slope) || !fits_int64(offset)) return {0, y[0]};
+  return {static_cast<std::int64_t>(slope), static_cast<std::int64_t>(offset)};
 }
 
 // The clamp of the line through the unclamped middle: the ends' values are the clamp bounds.
@@ -88,23 +116,32 @@ template <class F>
   while (first < y.size() && (y[first] == lo || y[first] == hi)) ++first;
   while (last > first && (y[last] == lo || y[last] == hi)) --last;
   if (first >= y.size()) return std::nullopt;  // only the two end values: a step, not a line
-  const std::int64_t slope =
-      last > first ? (y[last] - y[first]) / static_cast<std::int64_t>(last - first) : 0;
+  const wide_int slope =
+      last > first ? (wide_int{y[last]} - y[first]) / static_cast<std::int64_t>(last - first) : 0;
   const std::int64_t x0 = d.lo + static_cast<std::int64_t>(first);
-  return saturated_affine_map{
-      {slope, y[first] - slope * x0}, lo, hi, x0, d.lo + static_cast<std::int64_t>(last)};
+  const wide_int offset = y[first] - slope * x0;
+  if (!fits_int64(slope) || !fits_int64(offset)) return std::nullopt;
+  return saturated_affine_map{{static_cast<std::int64_t>(slope), static_cast<std::int64_t>(offset)},
+                              lo,
+                              hi,
+                              x0,
+                              d.lo + static_cast<std::int64_t>(last)};
 }
 
-// The RESCALE a naive merge would use: the endpoints' slope through compute_multiplier_and_shift.
+// The RESCALE a naive merge would use: the endpoints' slope through compute_multiplier_and_shift
+// (0 when the map falls or has one point; the steepest encodable scale when it is too steep), so
+// that every non-empty map has a candidate within the space.
 [[nodiscard]] constexpr std::optional<rescale_certificate> endpoint_rescale(
     domain d, std::span<const std::int64_t> y, const rescale_space& space) {
-  if (y.size() < 2 || y.back() < y.front()) return std::nullopt;
-  const double slope =
-      static_cast<double>(y.back() - y.front()) / static_cast<double>(y.size() - 1);
+  if (y.empty()) return std::nullopt;
+  const double slope = y.size() < 2 || y.back() <= y.front()
+                           ? 0.0
+                           : (static_cast<double>(y.back()) - static_cast<double>(y.front())) /
+                                 static_cast<double>(y.size() - 1);
   const auto s =
       compute_multiplier_and_shift(slope, space.scale32 ? scale_width::bits32 : scale_width::bits16,
-                                   tie_rule::half_away_from_zero);
-  if (!s) return std::nullopt;
+                                   tie_rule::half_away_from_zero)
+          .value_or(scale_factor{space.scale32 ? 2147483647 : 32767, 2});
   const std::int64_t izp = space.input_zero_points.empty() ? 0 : space.input_zero_points.front();
   rescale_attributes a{space.input_type,
                        space.output_type,
@@ -117,7 +154,7 @@ template <class F>
                        0};
   if (d.contains(izp)) a.output_zp = y[static_cast<std::size_t>(izp - d.lo)];
   if (!validate(a)) a.output_zp = 0;
-  return rescale_certificate{a, *s};
+  return rescale_certificate{a, s};
 }
 }  // namespace detail
 
@@ -128,7 +165,8 @@ template <class F>
   classification c;
   if (y.empty() || y.size() != d.size()) return c;
   const affine_map line = detail::line_through_start(d, y);
-  c.affine_miss = detail::first_miss(d, y, line);
+  c.affine_miss =
+      detail::first_miss(d, y, [&](std::int64_t x) { return detail::line_value(line, x); });
   if (!c.affine_miss) {
     c.affine = line;
     c.kind = line.slope == 0 ? map_kind::constant
@@ -138,13 +176,15 @@ template <class F>
     c.rescale = synthesize_rescale(d, y, *space);
     if (!c.rescale) {
       if (const auto naive = detail::endpoint_rescale(d, y, *space))
-        c.rescale_miss = detail::first_miss(d, y, [&](std::int64_t x) -> std::int64_t {
+        c.rescale_miss = detail::first_miss(d, y, [&](std::int64_t x) -> detail::wide_int {
+          // An error is a miss: it shows as an int64 extreme different from the map's value.
           const auto r = checked::rescale_value(naive->attributes, naive->scale, x);
-          return r ? *r : std::numeric_limits<std::int64_t>::min();
+          if (r) return *r;
+          const std::int64_t yx = y[static_cast<std::size_t>(x - d.lo)];
+          return yx == std::numeric_limits<std::int64_t>::min()
+                     ? std::numeric_limits<std::int64_t>::max()
+                     : std::numeric_limits<std::int64_t>::min();
         });
-      else
-        c.rescale_miss =
-            witness{d.lo, y[0], y[0]};  // decreasing or unencodable: no candidate at all
     }
   }
   if (c.kind != map_kind::none) return c;

@@ -16,8 +16,11 @@ struct domain {
   std::int64_t lo = -128;
   std::int64_t hi = 127;
 
+  // 0 when lo > hi (computed without signed overflow for any lo, hi).
   [[nodiscard]] constexpr std::size_t size() const noexcept {
-    return static_cast<std::size_t>(hi - lo + 1);
+    return hi < lo ? 0
+                   : static_cast<std::size_t>(static_cast<std::uint64_t>(hi) -
+                                              static_cast<std::uint64_t>(lo) + 1);
   }
   [[nodiscard]] constexpr bool contains(std::int64_t x) const noexcept {
     return x >= lo && x <= hi;
@@ -38,12 +41,14 @@ inline constexpr domain uint16_domain{0, 65535};
   return domain{q.qmin, q.qmax};
 }
 
-// values[i] = f(d.lo + i) for every input.
+// values[i] = f(d.lo + i) for every input. (reserve + push_back: clang 14 cannot evaluate
+// libstdc++'s vector(n) in a constant expression.)
 template <class F>
 [[nodiscard]] constexpr std::vector<std::int64_t> tabulate(domain d, const F& f) {
-  std::vector<std::int64_t> values(d.size());
-  for (std::size_t i = 0; i < values.size(); ++i)
-    values[i] = static_cast<std::int64_t>(f(d.lo + static_cast<std::int64_t>(i)));
+  std::vector<std::int64_t> values;
+  values.reserve(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i)
+    values.push_back(static_cast<std::int64_t>(f(d.lo + static_cast<std::int64_t>(i))));
   return values;
 }
 

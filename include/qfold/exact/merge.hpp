@@ -68,11 +68,12 @@ namespace detail {
 [[nodiscard]] constexpr result<merge_report> merge_rescales(domain d,
                                                             std::span<const chain::step> steps,
                                                             const rescale_space& space) {
-  std::vector<std::int64_t> y(d.size());
-  for (std::size_t i = 0; i < y.size(); ++i) {
+  std::vector<std::int64_t> y;  // reserve + push_back: constant-evaluable with clang 14 too
+  y.reserve(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) {
     const auto v = chain::evaluate(steps, d.lo + static_cast<std::int64_t>(i));
     if (!v) return fail(v.error().code, v.error().message, i);
-    y[i] = *v;
+    y.push_back(*v);
   }
   merge_report r;
   r.merged = synthesize_rescale(d, y, space);

@@ -126,6 +126,26 @@ struct candidate {
   return true;
 }
 
+// apply_scale_32 requires -2^(shift-1) <= v < 2^(shift-1): small shifts exclude wide inputs
+// (apply_scale_16 has no such requirement).
+[[nodiscard]] constexpr int smallest_legal_shift(domain d, std::int64_t input_zp,
+                                                 bool scale32) noexcept {
+  int s = 2;
+  if (scale32) {
+    const std::int64_t vlo = d.lo - input_zp, vhi = d.hi - input_zp;
+    while (s < 62 && (vlo < -(std::int64_t{1} << (s - 1)) || vhi >= (std::int64_t{1} << (s - 1))))
+      ++s;
+  }
+  return s;
+}
+
+// Inputs outside the input type make every RESCALE an error (and |x - zp| must stay small for
+// the bounds above), so such domains are refused before any arithmetic.
+[[nodiscard]] constexpr bool domain_in_type(domain d, const rescale_space& space) noexcept {
+  const int_range in = range_of(space.input_type, space.input_unsigned);
+  return d.lo <= d.hi && in.contains(d.lo) && in.contains(d.hi);
+}
+
 // The largest shift worth trying: where the slope between the first and last unclamped points
 // needs a multiplier near the cap (62 when the map has no such slope).
 [[nodiscard]] constexpr int shift_estimate(std::span<const std::int64_t> y, int_range out,
@@ -154,14 +174,7 @@ struct candidate {
                                                              std::span<const std::int64_t> y,
                                                              const candidate& k, int_range out,
                                                              std::int64_t cap) {
-  // apply_scale_32 requires -2^(shift-1) <= v < 2^(shift-1): small shifts exclude wide inputs.
-  int min_shift = 2;
-  if (cap > 32767) {
-    const std::int64_t vlo = d.lo - k.input_zp, vhi = d.hi - k.input_zp;
-    while (min_shift < 62 && (vlo < -(std::int64_t{1} << (min_shift - 1)) ||
-                              vhi >= (std::int64_t{1} << (min_shift - 1))))
-      ++min_shift;
-  }
+  const int min_shift = smallest_legal_shift(d, k.input_zp, cap > 32767);
   const auto capped = [&](int s) -> std::optional<scale_factor> {
     const multiplier_range m = multipliers(d, y, k, s, out, cap);
     if (m.empty()) return std::nullopt;
@@ -199,7 +212,7 @@ struct candidate {
 // every input with checked::rescale_value before it is returned.
 [[nodiscard]] constexpr std::optional<rescale_certificate> synthesize_rescale(
     domain d, std::span<const std::int64_t> y, const rescale_space& space) {
-  if (y.size() != d.size() || y.empty()) return std::nullopt;
+  if (y.size() != d.size() || y.empty() || !detail::domain_in_type(d, space)) return std::nullopt;
   // A RESCALE is non-decreasing (multiplier >= 0, clamp): anything else is refused at once.
   for (std::size_t i = 1; i < y.size(); ++i)
     if (y[i] < y[i - 1]) return std::nullopt;
@@ -239,14 +252,19 @@ struct candidate {
 }
 
 // For one candidate (zero points and rounding), the multipliers that work at every shift 2..62
-// (index = shift; entries 0 and 1 stay empty). One pass over the domain per shift.
+// (index = shift; entries 0 and 1 stay empty, and so do shifts where apply_scale_32 would refuse
+// an input, and every shift for illegal attributes, a domain outside the input type or a map of
+// the wrong size).
+// One pass over the domain per shift.
 [[nodiscard]] constexpr std::array<multiplier_range, 63> rescale_shifts(
     domain d, std::span<const std::int64_t> y, const rescale_space& space, std::int64_t input_zp,
     std::int64_t output_zp, bool double_round) {
   std::array<multiplier_range, 63> r{};
+  if (y.size() != d.size() || y.empty() || !detail::domain_in_type(d, space)) return r;
+  if (!validate(detail::attributes_of(space, {input_zp, output_zp, double_round}))) return r;
   const int_range out = range_of(space.output_type, space.output_unsigned);
   const std::int64_t cap = space.scale32 ? int32_max : 32767;
-  for (int s = 2; s <= 62; ++s)
+  for (int s = detail::smallest_legal_shift(d, input_zp, space.scale32); s <= 62; ++s)
     r[static_cast<std::size_t>(s)] =
         detail::multipliers(d, y, {input_zp, output_zp, double_round}, s, out, cap);
   return r;
