@@ -74,23 +74,6 @@ void fold_resnet50(benchmark::State& state) {
   state.counters["weights"] = static_cast<double>(weight_bytes(sites) / 4);
 }
 
-// In place (the weights are folded into their own storage, as a compiler may do when nothing else
-// reads them): the same arithmetic without a second buffer. gamma 1, variance 1 and eps 0 make
-// the scale exactly 1, so the repeated folds leave the data as it was.
-void fold_resnet50_in_place(benchmark::State& state) {
-  auto sites = resnet50();
-  for (auto& s : sites) s.gamma.assign(s.gamma.size(), 1.0f), s.var.assign(s.var.size(), 1.0f);
-  for (auto _ : state)
-    for (auto& s : sites) {
-      const auto r = qfold::fold_batch_norm<float>(
-          {s.weights, s.shape, qfold::weight_layout::o_i_s, 1}, s.bias,
-          {s.mean, s.var, s.gamma, s.beta, 0.0f}, s.weights, s.out_bias);
-      benchmark::DoNotOptimize(r);
-      benchmark::ClobberMemory();
-    }
-  state.SetBytesProcessed(state.iterations() * weight_bytes(sites));
-}
-
 void memcpy_resnet50(benchmark::State& state) {
   auto sites = resnet50();
   for (auto _ : state)
@@ -104,7 +87,6 @@ void memcpy_resnet50(benchmark::State& state) {
 
 BENCHMARK(memcpy_resnet50)->Unit(benchmark::kMillisecond);
 BENCHMARK(fold_resnet50)->Unit(benchmark::kMillisecond);
-BENCHMARK(fold_resnet50_in_place)->Unit(benchmark::kMillisecond);
 
 // The pass over synthetic tiny-IR graphs: a chain of conv + batch norm sites (each 8 nodes with
 // its constants), 10k and 1M nodes, to show that the pass grows linearly with the graph.
