@@ -1,0 +1,179 @@
+// Shared by the exact_* tests: sanitizer-aware case counts, random RESCALE attributes, and the
+// reference-only (tests/reference/spec_reference.hpp) evaluation and search for RESCALEs that
+// the tests compare qfold's classifier and synthesis against.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <qfold/exact/classify.hpp>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "reference/spec_reference.hpp"
+
+namespace {  // test-only: each test file gets its own copy
+using qfold::domain;
+using qfold::int_type;
+using i64 = std::int64_t;
+
+// Sanitizer builds run 5-10x slower: they get fewer random cases (same kinds of case).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool sanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+constexpr bool sanitized = true;
+#else
+constexpr bool sanitized = false;
+#endif
+#else
+constexpr bool sanitized = false;
+#endif
+constexpr int scaled(int n) { return sanitized ? std::max(1, n / 8) : n; }
+
+i64 pick(std::mt19937_64& gen, i64 lo, i64 hi) {
+  return std::uniform_int_distribution<i64>(lo, hi)(gen);
+}
+
+// --- the reference's RESCALE ----------------------------------------------------------------
+qref::DType ref_type(int_type t) {
+  return t == int_type::i8    ? qref::DType::i8
+         : t == int_type::i16 ? qref::DType::i16
+         : t == int_type::i32 ? qref::DType::i32
+                              : qref::DType::i48;
+}
+qref::RescaleParams ref_params(const qfold::rescale_attributes& a, i64 multiplier, int shift) {
+  qref::RescaleParams p;
+  p.in_t = ref_type(a.input_type);
+  p.out_t = ref_type(a.output_type);
+  p.scale32 = a.scale32;
+  p.rounding_mode = a.rounding == qfold::rounding_mode::double_round
+                        ? qref::RoundingMode::double_round
+                        : qref::RoundingMode::single_round;
+  p.input_unsigned = a.input_unsigned;
+  p.output_unsigned = a.output_unsigned;
+  p.input_zp = a.input_zp;
+  p.output_zp = a.output_zp;
+  p.multiplier = multiplier;
+  p.shift = shift;
+  return p;
+}
+std::optional<i64> ref_rescale(const qfold::rescale_attributes& a, i64 multiplier, int shift,
+                               i64 x) {
+  const auto r = qref::rescale_element(ref_params(a, multiplier, shift), x);
+  return r.ok ? std::optional<i64>(r.value) : std::nullopt;
+}
+// Does the certificate give y on every input, evaluated by the reference?
+bool ref_reproduces(domain d, std::span<const i64> y, const qfold::rescale_certificate& c) {
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const auto v =
+        ref_rescale(c.attributes, c.scale.multiplier, c.scale.shift, d.lo + static_cast<i64>(i));
+    if (!v || *v != y[i]) return false;
+  }
+  return true;
+}
+
+// --- RESCALE search with the reference alone ---------------------------------------------------
+// For fixed attributes, shift and input x, the reference's output is monotone in the multiplier
+// (non-decreasing when x > input_zp, non-increasing when x < input_zp, constant at x = input_zp;
+// the rounding and the clamp are monotone). So the multipliers giving y(x) form an interval,
+// found by two binary searches, and the multipliers that work on the whole domain are the
+// intersection of those intervals. Nothing of qfold's interval arithmetic is used.
+struct mrange {
+  i64 lo = 1, hi = 0;
+  [[nodiscard]] bool empty() const { return lo > hi; }
+};
+template <class P>
+i64 first_true(i64 lo, i64 hi, const P& pred) {  // pred monotone false -> true on [lo, hi]
+  while (lo <= hi) {
+    const i64 mid = lo + (hi - lo) / 2;
+    if (pred(mid))
+      hi = mid - 1;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+mrange reference_multipliers(domain d, std::span<const i64> y, const qfold::rescale_attributes& a,
+                             int shift) {
+  mrange r{0, a.scale32 ? 2147483647 : 32767};
+  const auto n = static_cast<i64>(y.size());
+  for (i64 k = 0; k < n && !r.empty(); ++k) {
+    const i64 i = k == 0 ? 0 : k == 1 ? n - 1 : k - 1;  // both ends first: they constrain most
+    const i64 x = d.lo + i, t = y[static_cast<std::size_t>(i)];
+    const auto f = [&](i64 m) { return ref_rescale(a, m, shift, x); };
+    const auto f0 = f(r.lo);
+    if (!f0) return {};  // a REQUIRE that does not depend on the multiplier (the value range)
+    if (x == a.input_zp) {
+      if (*f0 != t) return {};
+      continue;
+    }
+    const bool up = x > a.input_zp;
+    const auto at_least = [&](i64 m) {
+      const auto v = f(m);
+      return v && (up ? *v >= t : *v <= t);
+    };
+    const auto beyond = [&](i64 m) {
+      const auto v = f(m);
+      return v && (up ? *v > t : *v < t);
+    };
+    r = {first_true(r.lo, r.hi, at_least), first_true(r.lo, r.hi, beyond) - 1};
+  }
+  return r;
+}
+
+// The output zero points a RESCALE of `space` can have for this map. R(0) = 0 for both roundings
+// (the rounding constant 2^(s-1), plus 2^30 when s > 31, stays below 2^s), so when the input
+// zero point is an input of the domain and the map is strictly inside the output type there,
+// the output zero point must be y(input_zp); otherwise every legal one is a candidate.
+std::vector<i64> output_zero_points(domain d, std::span<const i64> y, const qfold::rescale_space& s,
+                                    i64 izp) {
+  const qfold::int_range out = qfold::range_of(s.output_type, s.output_unsigned);
+  if (d.contains(izp)) {
+    const i64 v = y[static_cast<std::size_t>(izp - d.lo)];
+    if (v > out.lo && v < out.hi) return {v};
+  }
+  if (s.output_type == int_type::i8) {
+    std::vector<i64> all;
+    for (i64 z = out.lo; z <= out.hi; ++z) all.push_back(z);
+    return all;
+  }
+  if (s.output_type == int_type::i16 && s.output_unsigned) return {0, 32768};
+  return {0};
+}
+
+// The smallest (shift, then multiplier) RESCALE of `space` that gives y, by the reference search.
+std::optional<qfold::rescale_certificate> reference_smallest(domain d, std::span<const i64> y,
+                                                             const qfold::rescale_space& space) {
+  const std::array<i64, 1> zero{0};
+  const auto izps =
+      space.input_zero_points.empty() ? std::span<const i64>(zero) : space.input_zero_points;
+  for (int shift = 2; shift <= 62; ++shift) {
+    std::optional<qfold::rescale_certificate> best;
+    for (const i64 izp : izps)
+      for (const i64 ozp : output_zero_points(d, y, space, izp))
+        for (const bool dr : {false, true}) {
+          if (dr && !(space.allow_double_round && space.scale32)) continue;
+          const qfold::rescale_attributes a{
+              space.input_type,
+              space.output_type,
+              space.scale32,
+              dr ? qfold::rounding_mode::double_round : qfold::rounding_mode::single_round,
+              false,
+              space.input_unsigned,
+              space.output_unsigned,
+              izp,
+              ozp};
+          if (qref::rescale_error_if(ref_params(a, 0, shift)).any()) continue;
+          const mrange m = reference_multipliers(d, y, a, shift);
+          if (!m.empty() && (!best || m.lo < best->scale.multiplier))
+            best = qfold::rescale_certificate{a, {static_cast<std::int32_t>(m.lo), shift}};
+        }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+}  // namespace
