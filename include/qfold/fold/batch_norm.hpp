@@ -123,7 +123,8 @@ template <std::floating_point T>
 // * gamma_o + beta_o (linear: (b_o - mean_o) * (gamma_o * rsqrt_o) + beta_o) with rsqrt_o =
 // 1 / sqrt(var_o + eps), each operation rounded in T (as torch.nn.utils.fusion computes it; eps
 // is rounded to T first), o = the output channel of weight i in its layout. `bias`
-// may be empty (zeros). Nothing but the two output spans is written, and after a rejection their
+// may be empty (zeros). Nothing but the two output spans is written (folded_weights may be the
+// weights' own storage), and after a rejection their
 // contents mean nothing; a rejection names the reason and, for non-finite results, the first
 // weight (or bias: index = number of weights + channel). Bit-identity with torch assumes no
 // floating-point contraction (the default on x86-64; use -ffp-contract=off where FMA is enabled).

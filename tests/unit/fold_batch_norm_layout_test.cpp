@@ -1,0 +1,66 @@
+// The OHWI (TFLite/TOSA) and HWIO layouts fold to the same numbers as OIHW, element for element
+// after the permutation: the golden torch cases cover OIHW and IOHW; these layouts are checked by
+// permuting a random OIHW case and its fold (the arithmetic per element is the same operation).
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <qfold/fold/batch_norm.hpp>
+#include <random>
+#include <vector>
+
+#include "catch_compat.hpp"
+
+TEST_CASE("batch norm folds OHWI and HWIO weights like OIHW, and in place", "[fold]") {
+  std::mt19937 gen(17);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  const std::int64_t O = 6, I = 4, H = 3, W = 2;
+  std::vector<float> oihw(static_cast<std::size_t>(O * I * H * W));
+  for (auto& x : oihw) x = dist(gen);
+  std::vector<float> mean(6), var(6), gamma(6), beta(6), bias(6);
+  for (std::size_t o = 0; o < 6; ++o) {
+    mean[o] = dist(gen);
+    var[o] = std::abs(dist(gen)) + 0.1f;
+    gamma[o] = dist(gen);
+    beta[o] = dist(gen);
+    bias[o] = dist(gen);
+  }
+  const qfold::batch_norm_params<float> bn{mean, var, gamma, beta, 1e-5f, false};
+  const auto at = [&](std::int64_t o, std::int64_t i, std::int64_t h, std::int64_t w) {
+    return static_cast<std::size_t>(((o * I + i) * H + h) * W + w);
+  };
+  // The same weights permuted into OHWI and HWIO.
+  std::vector<float> ohwi(oihw.size()), hwio(oihw.size());
+  for (std::int64_t o = 0; o < O; ++o)
+    for (std::int64_t i = 0; i < I; ++i)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t w = 0; w < W; ++w) {
+          ohwi[static_cast<std::size_t>(((o * H + h) * W + w) * I + i)] = oihw[at(o, i, h, w)];
+          hwio[static_cast<std::size_t>(((h * W + w) * I + i) * O + o)] = oihw[at(o, i, h, w)];
+        }
+  const std::vector<std::int64_t> s_oihw{O, I, H, W}, s_ohwi{O, H, W, I}, s_hwio{H, W, I, O};
+  std::vector<float> f_oihw(oihw.size()), f_ohwi(oihw.size()), f_hwio(oihw.size()), b1(6), b2(6),
+      b3(6);
+  REQUIRE_FALSE(qfold::fold_batch_norm<float>({oihw, s_oihw, qfold::weight_layout::o_i_s}, bias, bn,
+                                              f_oihw, b1));
+  REQUIRE_FALSE(qfold::fold_batch_norm<float>({ohwi, s_ohwi, qfold::weight_layout::o_s_i}, bias, bn,
+                                              f_ohwi, b2));
+  REQUIRE_FALSE(qfold::fold_batch_norm<float>({hwio, s_hwio, qfold::weight_layout::s_i_o}, bias, bn,
+                                              f_hwio, b3));
+  for (std::int64_t o = 0; o < O; ++o)
+    for (std::int64_t i = 0; i < I; ++i)
+      for (std::int64_t h = 0; h < H; ++h)
+        for (std::int64_t w = 0; w < W; ++w) {
+          const auto ref = std::bit_cast<std::uint32_t>(f_oihw[at(o, i, h, w)]);
+          CHECK(std::bit_cast<std::uint32_t>(
+                    f_ohwi[static_cast<std::size_t>(((o * H + h) * W + w) * I + i)]) == ref);
+          CHECK(std::bit_cast<std::uint32_t>(
+                    f_hwio[static_cast<std::size_t>(((h * W + w) * I + i) * O + o)]) == ref);
+        }
+  CHECK(b1 == b2);
+  CHECK(b1 == b3);
+  // Folding into the weights' own storage gives the same values.
+  auto same = oihw;
+  REQUIRE_FALSE(qfold::fold_batch_norm<float>({same, s_oihw, qfold::weight_layout::o_i_s}, bias, bn,
+                                              same, b1));
+  CHECK(same == f_oihw);
+}
