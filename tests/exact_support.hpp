@@ -176,4 +176,74 @@ std::optional<qfold::rescale_certificate> reference_smallest(domain d, std::span
   }
   return std::nullopt;
 }
+
+// A random RESCALE with 8- or 16-bit input (the types RESCALE maps are classified over).
+struct random_rescale {
+  qfold::rescale_attributes attrs;
+  i64 multiplier;
+  int shift;
+  domain d;
+  std::vector<i64> y;  // by the reference
+};
+
+inline std::optional<random_rescale> make_random_rescale(std::mt19937_64& gen,
+                                                         bool allow_int16_input) {
+  random_rescale r{};
+  auto& a = r.attrs;
+  const int in_kind = static_cast<int>(pick(gen, 0, allow_int16_input ? 2 : 1));  // i8 u8 i16
+  const int out_kind = static_cast<int>(pick(gen, 0, 4));  // i8 u8 i16 i32 u16
+  a.input_type = in_kind == 2 ? int_type::i16 : int_type::i8;
+  a.input_unsigned = in_kind == 1;
+  a.output_type = out_kind <= 1 ? int_type::i8 : out_kind == 3 ? int_type::i32 : int_type::i16;
+  a.output_unsigned = out_kind == 1 || out_kind == 4;
+  if (a.input_unsigned && (a.output_unsigned || a.output_type == int_type::i32))
+    return std::nullopt;
+  a.scale32 = pick(gen, 0, 4) != 0;
+  a.rounding = a.scale32 && pick(gen, 0, 1) != 0 ? qfold::rounding_mode::double_round
+                                                 : qfold::rounding_mode::single_round;
+  if (in_kind == 0) a.input_zp = pick(gen, -128, 127);
+  if (in_kind == 1) a.input_zp = pick(gen, 0, 255);
+  if (out_kind == 0) a.output_zp = pick(gen, -128, 127);
+  if (out_kind == 1) a.output_zp = pick(gen, 0, 255);
+  if (out_kind == 4) a.output_zp = pick(gen, 0, 1) * 32768;
+  r.d = in_kind == 0   ? qfold::int8_domain
+        : in_kind == 1 ? qfold::uint8_domain
+                       : qfold::int16_domain;
+  if (pick(gen, 0, 5) == 0) {  // a restricted [qmin, qmax]
+    const i64 lo = pick(gen, r.d.lo, r.d.hi - 2);
+    r.d = domain{lo, pick(gen, lo + 2, std::min(r.d.hi, lo + 300))};
+  }
+  // A real scale around (output span / input span) * 2^[-3, 3], encoded at a random legal shift.
+  const double in_span = static_cast<double>(r.d.size());
+  const double out_span = a.output_type == int_type::i8    ? 256.0
+                          : a.output_type == int_type::i16 ? 65536.0
+                                                           : 1e6;
+  const double scale =
+      out_span / in_span * std::exp2(static_cast<double>(pick(gen, -3000, 3000)) / 1000.0);
+  const i64 cap = a.scale32 ? 2147483647 : 32767;
+  int s_lo = 2;
+  while (a.scale32 &&
+         (std::int64_t{1} << (s_lo - 1)) < std::max(r.d.hi - a.input_zp + 1, a.input_zp - r.d.lo))
+    ++s_lo;
+  int s_hi = s_lo;
+  while (s_hi < 62 && scale * std::exp2(s_hi + 1) < static_cast<double>(cap)) ++s_hi;
+  r.shift = static_cast<int>(pick(gen, s_lo, s_hi));
+  const double m = scale * std::exp2(r.shift);
+  r.multiplier = std::clamp<i64>(
+      static_cast<i64>(m * (0.9 + 0.2 * static_cast<double>(pick(gen, 0, 1000)) / 1000.0)), 0, cap);
+  if (pick(gen, 0, 30) == 0) r.multiplier = 0;
+  r.y.reserve(r.d.size());
+  for (i64 x = r.d.lo; x <= r.d.hi; ++x) {
+    const auto v = ref_rescale(a, r.multiplier, r.shift, x);
+    if (!v) return std::nullopt;
+    r.y.push_back(*v);
+  }
+  return r;
+}
+
+inline qfold::rescale_space space_of(const qfold::rescale_attributes& a, std::span<const i64> izps,
+                                     bool allow_double_round) {
+  return qfold::rescale_space{a.input_type, a.input_unsigned,   a.output_type, a.output_unsigned,
+                              a.scale32,    allow_double_round, izps};
+}
 }  // namespace

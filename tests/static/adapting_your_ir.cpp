@@ -30,11 +30,13 @@ struct qfold::ir_traits<theirs::module> {
     return r;
   }
   static op_kind kind(const theirs::module& m, int n) {
-    constexpr op_kind map[] = {op_kind::input, op_kind::constant, op_kind::convolution, op_kind::batch_norm,
-                               op_kind::other};
+    constexpr op_kind map[] = {op_kind::input, op_kind::constant, op_kind::convolution,
+                               op_kind::batch_norm, op_kind::other};
     return map[m.ops[static_cast<std::size_t>(n)].opcode];
   }
-  static std::span<const int> operands(const theirs::module& m, int n) { return m.ops[static_cast<std::size_t>(n)].args; }
+  static std::span<const int> operands(const theirs::module& m, int n) {
+    return m.ops[static_cast<std::size_t>(n)].args;
+  }
   static std::size_t use_count(const theirs::module& m, int n) {
     return static_cast<std::size_t>(m.ops[static_cast<std::size_t>(n)].readers);
   }
