@@ -73,6 +73,31 @@ template <std::floating_point T>
   return non_finite == 0;
 }
 
+// Rows at run time go through scale_row, which GCC compiles twice on x86-64 ELF targets (function
+// multiversioning): an AVX2 clone picked at load time where the CPU has AVX2, and the baseline.
+// Users need no -march flag; the fold then runs at memory speed (bench/README.md). Clang 14
+// mis-links multiversioned inline functions across translation units, so it gets the baseline.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+[[gnu::target_clones("avx2", "default")]]
+#endif
+inline bool
+scale_row(const float* in, float* out, std::size_t n, float s) noexcept {
+  return scale_into(in, out, n, s);
+}
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+[[gnu::target_clones("avx2", "default")]]
+#endif
+inline bool
+scale_row(const double* in, double* out, std::size_t n, double s) noexcept {
+  return scale_into(in, out, n, s);
+}
+
+template <std::floating_point T>
+[[nodiscard]] constexpr bool scale(const T* in, T* out, std::size_t n, T s) noexcept {
+  if (std::is_constant_evaluated()) return scale_into(in, out, n, s);
+  return scale_row(in, out, n, s);
+}
+
 struct channel_geometry {
   std::int64_t out_channels = 0;
   std::int64_t block = 1;  // contiguous elements per channel run (o_i_s, o_s_i)
@@ -159,8 +184,7 @@ template <std::floating_point T>
     case weight_layout::o_s_i: {
       const auto block = static_cast<std::size_t>(g.block);
       for (std::size_t o = 0; o < channels; ++o)
-        finite =
-            detail::scale_into(in + o * block, out + o * block, block, folded_bias[o]) && finite;
+        finite = detail::scale(in + o * block, out + o * block, block, folded_bias[o]) && finite;
       break;
     }
     case weight_layout::s_i_o:  // channel fastest: the scale varies per element
@@ -177,8 +201,8 @@ template <std::floating_point T>
       for (std::size_t i = 0; i < inputs; ++i)
         for (std::size_t j = 0; j < per_out; ++j) {
           const std::size_t base = (i * per_out + j) * kernel;
-          finite = detail::scale_into(in + base, out + base, kernel,
-                                      folded_bias[(i / per_in) * per_out + j]) &&
+          finite = detail::scale(in + base, out + base, kernel,
+                                 folded_bias[(i / per_in) * per_out + j]) &&
                    finite;
         }
       break;

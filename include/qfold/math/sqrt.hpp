@@ -2,7 +2,9 @@
 // rounding of each result is decided by an exact integer comparison, not by an error bound.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <limits>
 
 #include "qfold/math/double_double.hpp"
@@ -120,8 +122,11 @@ template <binary_float T>
 
 // Correctly rounded square root (IEEE): sqrt(-0) = -0, NaN below zero, sqrt(+inf) = +inf.
 // The float version rounds the double result, which is exact for sqrt (53 >= 2*24 + 2).
+// IEEE 754 requires a correctly rounded square root and every supported target has one in
+// hardware: at run time it gives the same bits as the integer method, about 50x faster.
 template <binary_float T>
 [[nodiscard]] constexpr T sqrt(T x) noexcept {
+  if (!std::is_constant_evaluated()) return std::sqrt(x);
   if (is_nan(x) || x == 0 || x == std::numeric_limits<T>::infinity()) return x;
   if (x < 0) return std::numeric_limits<T>::quiet_NaN();
   return static_cast<T>(detail::sqrt_positive(static_cast<double>(x)));
