@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 #include <limits>
+#include <type_traits>
 
 #include "qfold/math/double_double.hpp"
 #include "qfold/math/float_bits.hpp"
