@@ -56,10 +56,9 @@ namespace detail {
   const std::int64_t shifted = std::int64_t{x} << left;
   if (!fits_int32(shifted))
     return fail(errc::value_out_of_range, "requantize: x * 2^shift overflows int32");
-  const std::int64_t high = qfold::detail::doubling_high_mul(static_cast<std::int32_t>(shifted), q);
-  const std::int32_t h = saturate ? gemmlowp::saturating_rounding_doubling_high_mul(
-                                        static_cast<std::int32_t>(shifted), q)
-                                  : wrap_int32(high);
+  const auto v = static_cast<std::int32_t>(shifted);
+  const std::int32_t h = saturate ? gemmlowp::saturating_rounding_doubling_high_mul(v, q)
+                                  : wrap_int32(qfold::detail::doubling_high_mul(v, q));
   return static_cast<std::int32_t>(shift_right_round_half_away(h, right));
 }
 }  // namespace detail

@@ -28,13 +28,17 @@ inline constexpr auto atan = [](std::floating_point auto x) { return math::atan(
 
 // Piecewise and rational ones, each step rounded in the caller's type (as every framework does).
 inline constexpr auto reciprocal = []<std::floating_point T>(T x) { return T{1} / x; };
-inline constexpr auto hardsigmoid = []<std::floating_point T>(T x) {
+// min(max(x + 3, 0), 6), shared by the two hard activations.
+inline constexpr auto relu6_of_x_plus_3 = []<std::floating_point T>(T x) {
   const T r = x + T{3};
-  return (r < T{0} ? T{0} : (r > T{6} ? T{6} : r)) / T{6};
+  return r < T{0} ? T{0} : (r > T{6} ? T{6} : r);
 };
+inline constexpr auto hardsigmoid = []<std::floating_point T>(T x) {
+  return relu6_of_x_plus_3(x) / T{6};
+};
+// x * r / 6 in that order (not x * (r / 6)), as torch computes it.
 inline constexpr auto hardswish = []<std::floating_point T>(T x) {
-  const T r = x + T{3};
-  return x * (r < T{0} ? T{0} : (r > T{6} ? T{6} : r)) / T{6};
+  return x * relu6_of_x_plus_3(x) / T{6};
 };
 [[nodiscard]] constexpr auto leaky_relu(double negative_slope) {
   return [negative_slope]<std::floating_point T>(T x) {
