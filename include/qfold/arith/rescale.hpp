@@ -60,6 +60,13 @@ struct rescale_attributes {
 
 // False for INEXACT_ROUND: its output is only specified within a tolerance, so no fold may treat
 // it as a function. qfold evaluates it as SINGLE_ROUND (one of the permitted results).
+// A RESCALE's attributes with its multiplier/shift pairs (one, or one per channel), as a graph
+// node holds them.
+struct rescale_view {
+  rescale_attributes attributes;
+  std::span<const scale_factor> scales;
+};
+
 [[nodiscard]] constexpr bool is_bit_exact(const rescale_attributes& a) noexcept {
   return a.rounding != rounding_mode::inexact_round;
 }

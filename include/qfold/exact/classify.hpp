@@ -202,6 +202,42 @@ template <class F>
   return c;
 }
 
+// The integer line y = slope * x + offset through every point (x[i], y[i]) of a set with strictly
+// increasing x (not a contiguous domain: e.g. the values a table can produce), or the first point
+// off the line through the first two. A one-point set gets slope 1 (any slope fits it).
+struct line_fit {
+  std::optional<affine_map> line;
+  std::optional<witness> miss;  // when no integer line fits: the first point the candidate misses
+};
+
+[[nodiscard]] constexpr line_fit fit_line(std::span<const std::int64_t> x,
+                                          std::span<const std::int64_t> y) {
+  line_fit r;
+  if (x.empty() || x.size() != y.size()) return r;
+  detail::wide_int slope = 1;
+  if (x.size() > 1) {
+    const detail::wide_int dx = detail::wide_int{x[1]} - x[0], dy = detail::wide_int{y[1]} - y[0];
+    if (dx <= 0) return r;
+    slope = dy / dx;  // a remainder means no integer line: the second point is then the miss
+  }
+  const detail::wide_int offset = y[0] - slope * x[0];
+  if (!detail::fits_int64(slope) || !detail::fits_int64(offset)) {
+    r.miss = witness{x[0], y[0], detail::saturate_int64(slope * x[0] + offset)};
+    return r;
+  }
+  const affine_map line{static_cast<std::int64_t>(slope), static_cast<std::int64_t>(offset)};
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (i > 0 && x[i] <= x[i - 1]) return {};  // not a set with increasing x
+    const detail::wide_int v = detail::line_value(line, x[i]);
+    if (v != y[i]) {
+      r.miss = witness{x[i], y[i], detail::saturate_int64(v)};
+      return r;
+    }
+  }
+  r.line = line;
+  return r;
+}
+
 // One classification per channel of values laid out channel-major ([channel][code]).
 [[nodiscard]] constexpr std::vector<classification> classify_channels(
     domain d, std::span<const std::int64_t> values, std::size_t channels,

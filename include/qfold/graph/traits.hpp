@@ -30,6 +30,21 @@ namespace qfold {
 //   replace_uses(g, old, v)   every reader of old (and graph outputs) reads v instead
 //   erase(g, n)               n has no users left
 //   constant_bytes(g, n)      -> std::size_t: storage a constant frees when erased
+// Quantized graphs (the DyT and scale passes):
+//   int_constant(g, n)  -> std::optional<tensor_view<std::int64_t>>: an integer constant's values
+//   output_shape(g, n)  -> sized range of std::int64_t: the static shape of n's output
+//   rescale(g, n)       -> rescale_view (n is a rescale)
+//   mul_shift(g, n)     -> int: a TOSA MUL's shift (n is an integer mul)
+//   table_values(g, n)  -> std::span<const std::int8_t>: an int8 table's 256 entries
+//   qparams(g, n)       -> std::optional<qfold::qparams>: the per-tensor quantization of n's output
+//                          (of its input, for a dequantize); nullopt if none or per channel
+//   qparams_shared(g, n) -> bool: another node's quantization is tied to n's (a shared spec)
+//   view_axis(g, n, a)  -> std::optional<std::int64_t>: where view n puts its input axis a,
+//                          unchanged in size and order; nullopt if it reshapes or slices it
+//   quantized_conv(g, n) -> std::optional<quantized_conv_attributes> (nullopt: a float conv)
+//   add_int_constant(g, data, shape, dtype) -> node_id
+//   add_table(g, input, std::span<const std::int8_t> values) -> node_id: a new TABLE node
+//   set_qparams(g, n, qparams), set_conv_input_zero_point(g, n, std::int64_t)
 namespace detail {
 template <class G>
 struct member_node_id {};
@@ -109,6 +124,74 @@ struct ir_traits : detail::member_node_id<G> {
       -> decltype(g.constant_bytes(n)) {
     return g.constant_bytes(n);
   }
+  template <class Graph = G>
+  static constexpr auto int_constant(const Graph& g, typename Graph::node_id n)
+      -> decltype(g.int_constant(n)) {
+    return g.int_constant(n);
+  }
+  template <class Graph = G>
+  static constexpr auto output_shape(const Graph& g, typename Graph::node_id n)
+      -> decltype(g.output_shape(n)) {
+    return g.output_shape(n);
+  }
+  template <class Graph = G>
+  static constexpr auto rescale(const Graph& g, typename Graph::node_id n)
+      -> decltype(g.rescale(n)) {
+    return g.rescale(n);
+  }
+  template <class Graph = G>
+  static constexpr auto mul_shift(const Graph& g, typename Graph::node_id n)
+      -> decltype(g.mul_shift(n)) {
+    return g.mul_shift(n);
+  }
+  template <class Graph = G>
+  static constexpr auto table_values(const Graph& g, typename Graph::node_id n)
+      -> decltype(g.table_values(n)) {
+    return g.table_values(n);
+  }
+  template <class Graph = G>
+  static constexpr auto qparams(const Graph& g, typename Graph::node_id n)
+      -> decltype(g.qparams(n)) {
+    return g.qparams(n);
+  }
+  template <class Graph = G>
+  static constexpr auto qparams_shared(const Graph& g, typename Graph::node_id n)
+      -> decltype(g.qparams_shared(n)) {
+    return g.qparams_shared(n);
+  }
+  template <class Graph = G>
+  static constexpr auto view_axis(const Graph& g, typename Graph::node_id n, std::int64_t axis)
+      -> decltype(g.view_axis(n, axis)) {
+    return g.view_axis(n, axis);
+  }
+  template <class Graph = G>
+  static constexpr auto quantized_conv(const Graph& g, typename Graph::node_id n)
+      -> decltype(g.quantized_conv(n)) {
+    return g.quantized_conv(n);
+  }
+  template <class Graph = G>
+  static constexpr auto add_int_constant(Graph& g, std::span<const std::int64_t> data,
+                                         std::span<const std::int64_t> shape, dtype type)
+      -> decltype(g.add_int_constant(data, shape, type)) {
+    return g.add_int_constant(data, shape, type);
+  }
+  template <class Graph = G>
+  static constexpr auto add_table(Graph& g, typename Graph::node_id input,
+                                  std::span<const std::int8_t> values)
+      -> decltype(g.add_table(input, values)) {
+    return g.add_table(input, values);
+  }
+  template <class Graph = G>
+  static constexpr auto set_qparams(Graph& g, typename Graph::node_id n, const qfold::qparams& q)
+      -> decltype(g.set_qparams(n, q)) {
+    return g.set_qparams(n, q);
+  }
+  template <class Graph = G>
+  static constexpr auto set_conv_input_zero_point(Graph& g, typename Graph::node_id n,
+                                                  std::int64_t zp)
+      -> decltype(g.set_conv_input_zero_point(n, zp)) {
+    return g.set_conv_input_zero_point(n, zp);
+  }
 };
 
 template <class G>
@@ -156,6 +239,54 @@ concept has_output_rank = requires(const G& g, node_id_t<G> n) {
   { ir_traits<G>::output_rank(g, n) } -> std::convertible_to<std::size_t>;
 };
 template <class G>
+concept has_int_constant = requires(const G& g, node_id_t<G> n) {
+  {
+    ir_traits<G>::int_constant(g, n)
+    } -> std::same_as<std::optional<tensor_view<std::int64_t>>>;
+};
+template <class G>
+concept has_output_shape = requires(const G& g, node_id_t<G> n) {
+  { ir_traits<G>::output_shape(g, n) } -> std::ranges::sized_range;
+};
+template <class G>
+concept has_rescale = requires(const G& g, node_id_t<G> n) {
+  { ir_traits<G>::rescale(g, n) } -> std::convertible_to<rescale_view>;
+};
+template <class G>
+concept has_mul_shift = requires(const G& g, node_id_t<G> n) {
+  { ir_traits<G>::mul_shift(g, n) } -> std::convertible_to<int>;
+};
+template <class G>
+concept has_table_values = requires(const G& g, node_id_t<G> n) {
+  { ir_traits<G>::table_values(g, n) } -> std::convertible_to<std::span<const std::int8_t>>;
+};
+template <class G>
+concept has_qparams = requires(const G& g, node_id_t<G> n) {
+  { ir_traits<G>::qparams(g, n) } -> std::same_as<std::optional<qfold::qparams>>;
+  { ir_traits<G>::qparams_shared(g, n) } -> std::convertible_to<bool>;
+};
+template <class G>
+concept has_view_axis = requires(const G& g, node_id_t<G> n, std::int64_t a) {
+  { ir_traits<G>::view_axis(g, n, a) } -> std::same_as<std::optional<std::int64_t>>;
+};
+template <class G>
+concept has_quantized_conv = requires(const G& g, node_id_t<G> n) {
+  {
+    ir_traits<G>::quantized_conv(g, n)
+    } -> std::same_as<std::optional<quantized_conv_attributes>>;
+};
+template <class G>
+concept has_quantized_mutation = requires(G& g, node_id_t<G> n, std::span<const std::int64_t> d,
+                                          std::span<const std::int8_t> t, qfold::qparams q) {
+  { ir_traits<G>::add_int_constant(g, d, d, dtype::int8) } -> std::convertible_to<node_id_t<G>>;
+  { ir_traits<G>::add_table(g, n, t) } -> std::convertible_to<node_id_t<G>>;
+  ir_traits<G>::set_conv_input_zero_point(g, n, std::int64_t{0});
+};
+template <class G>
+concept has_set_qparams = requires(G& g, node_id_t<G> n, qfold::qparams q) {
+  ir_traits<G>::set_qparams(g, n, q);
+};
+template <class G>
 concept has_mutation = requires(G& g, const G& cg, node_id_t<G> n, std::span<const float> d,
                                 std::span<const std::int64_t> s) {
   { ir_traits<G>::add_constant(g, d, s) } -> std::convertible_to<node_id_t<G>>;
@@ -179,6 +310,17 @@ template <class G>
 concept batch_norm_foldable_graph =
     constant_graph<G> && mutable_graph<G> && detail::has_conv_attributes<G> &&
     detail::has_batch_norm_attributes<G> && detail::has_output_rank<G>;
+// What the scale-into-quantize pass reads and changes: float constants and quantization.
+template <class G>
+concept quantize_foldable_graph = constant_graph<G> && mutable_graph<G> &&
+    detail::has_qparams<G> && detail::has_set_qparams<G>;
+// What the DyT passes read and change: integer constants, RESCALE, MUL, TABLE, integer convs.
+template <class G>
+concept quantized_graph = quantize_foldable_graph<G> && detail::has_int_constant<G> &&
+    detail::has_output_shape<G> && detail::has_rescale<G> && detail::has_mul_shift<G> &&
+    detail::has_table_values<G> && detail::has_qparams<G> && detail::has_view_axis<G> &&
+    detail::has_conv_attributes<G> && detail::has_quantized_conv<G> &&
+    detail::has_quantized_mutation<G>;
 
 namespace detail {
 // A readable failure for each missing customization point (used at the top of each pass).
@@ -206,6 +348,39 @@ constexpr bool check_batch_norm_foldable() {
       has_mutation<G>,
       "qfold: the mutation points add_constant, set_operand, replace_uses, erase, constant_bytes "
       "of ir_traits<G> are missing");
+  return true;
+}
+template <class G>
+constexpr bool check_quantize_foldable() {
+  check_ir_graph<G>();
+  static_assert(has_constant<G>,
+                "qfold: ir_traits<G>::constant(g, n) is missing (optional<tensor_view<float>>)");
+  static_assert(has_qparams<G>,
+                "qfold: ir_traits<G>::qparams(g, n) or qparams_shared(g, n) is missing");
+  static_assert(has_mutation<G>,
+                "qfold: the mutation points add_constant, set_operand, replace_uses, erase, "
+                "constant_bytes of ir_traits<G> are missing");
+  static_assert(has_set_qparams<G>, "qfold: ir_traits<G>::set_qparams(g, n, q) is missing");
+  return true;
+}
+template <class G>
+constexpr bool check_quantized() {
+  check_quantize_foldable<G>();
+  static_assert(has_int_constant<G>,
+                "qfold: ir_traits<G>::int_constant(g, n) is missing "
+                "(optional<tensor_view<std::int64_t>>)");
+  static_assert(has_output_shape<G>, "qfold: ir_traits<G>::output_shape(g, n) is missing");
+  static_assert(has_rescale<G>,
+                "qfold: ir_traits<G>::rescale(g, n) is missing (returns qfold::rescale_view)");
+  static_assert(has_mul_shift<G>, "qfold: ir_traits<G>::mul_shift(g, n) is missing");
+  static_assert(has_table_values<G>,
+                "qfold: ir_traits<G>::table_values(g, n) is missing (span<const int8_t>)");
+  static_assert(has_view_axis<G>, "qfold: ir_traits<G>::view_axis(g, n, axis) is missing");
+  static_assert(has_conv_attributes<G>, "qfold: ir_traits<G>::conv_attributes(g, n) is missing");
+  static_assert(has_quantized_conv<G>, "qfold: ir_traits<G>::quantized_conv(g, n) is missing");
+  static_assert(has_quantized_mutation<G>,
+                "qfold: the mutation points add_int_constant, add_table, "
+                "set_conv_input_zero_point of ir_traits<G> are missing");
   return true;
 }
 }  // namespace detail

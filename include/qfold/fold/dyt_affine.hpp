@@ -1,0 +1,244 @@
+// DyT's per-channel affine (TABLE, times gamma, RESCALE, plus beta, RESCALE) folded into the int8
+// weights and int32 bias of the convolution that reads it, when every channel's integer map from
+// table code to convolution input code is exactly an integer line; identities bypassed otherwise.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "qfold/arith/mul.hpp"
+#include "qfold/arith/rescale.hpp"
+#include "qfold/arith/rounding.hpp"
+#include "qfold/exact/classify.hpp"
+#include "qfold/fold/batch_norm.hpp"
+#include "qfold/fold/dyt_alpha.hpp"
+#include "qfold/fold/rejection.hpp"
+#include "qfold/quant/qparams.hpp"
+
+namespace qfold {
+
+// a = R_ao(R_aa(R_go(R_ta(t) * R_g(gamma[c]))) + R_b(beta[c])) for table output t, channel c.
+struct dyt_affine_site {
+  std::span<const std::int8_t> table;        // the TABLE's 256 entries: every t that can occur
+  std::int64_t table_zero_point = 0;         // of the TABLE's output
+  rescale_view table_rescale;                // R_ta: int8 -> int32
+  rescale_view gamma_rescale;                // R_g:  int8 -> int32
+  std::span<const std::int64_t> gamma;       // C int8 codes
+  int mul_shift = 0;                         // TOSA MUL shift
+  rescale_view product_rescale;              // R_go: int32 -> int8
+  rescale_view scaled_rescale;               // R_aa: int8 -> int32
+  rescale_view beta_rescale;                 // R_b:  int8 -> int32
+  std::span<const std::int64_t> beta;        // C int8 codes
+  rescale_view sum_rescale;                  // R_ao: int32 -> int8, the convolution's input
+};
+
+// The integer convolution that reads `a` (weights (O, I / groups, spatial...) in o_i_s or o_s_i).
+struct dyt_affine_conv {
+  std::span<const std::int64_t> weights;
+  std::span<const std::int64_t> weight_shape;
+  weight_layout layout = weight_layout::o_i_s;
+  std::int64_t groups = 1;
+  std::span<const std::int64_t> weight_zero_points;  // one, or one per output channel
+  dtype weight_type = dtype::int8;
+  std::span<const std::int64_t> bias;  // O int32 values; empty: no bias (zeros)
+  std::int64_t input_zero_point = 0;
+  bool padded = false;
+};
+
+enum class dyt_affine_action : std::uint8_t {
+  fold,               // gamma and beta folded into the weights and bias; conv reads the table
+  bypass_affine,      // gamma and beta are an identity on the table's codes: conv reads the table
+  bypass_gamma,       // only gamma is an identity: beta's RESCALE reads the table (padded conv)
+};
+
+struct dyt_affine_plan {
+  dyt_affine_action action = dyt_affine_action::fold;
+  std::vector<std::int64_t> weights, bias;  // fold only
+  std::int64_t input_zero_point = 0;        // fold only: the table's zero point
+};
+
+namespace detail {
+// (t, g, a) for every distinct table value t (ascending) and every channel, channel-major.
+struct dyt_affine_values {
+  std::vector<std::int64_t> t, g, a;
+};
+
+[[nodiscard]] constexpr std::optional<rejection> evaluate_dyt_affine(const dyt_affine_site& s,
+                                                                     dyt_affine_values& v) {
+  for (int code = -128; code < 128; ++code) {
+    const std::int64_t t = s.table[static_cast<std::size_t>(code + 128)];
+    if (std::find(v.t.begin(), v.t.end(), t) == v.t.end()) v.t.push_back(t);
+  }
+  std::sort(v.t.begin(), v.t.end());
+  const auto rescale = [](const rescale_view& r, std::int64_t x) {
+    return checked::rescale_value(r.attributes, r.scales[0], x);
+  };
+  for (std::size_t c = 0; c < s.gamma.size(); ++c) {
+    const auto g32 = rescale(s.gamma_rescale, s.gamma[c]);
+    const auto b32 = rescale(s.beta_rescale, s.beta[c]);
+    if (!g32 || !b32)
+      return rejection{reason::unsupported_rescale, "the gamma or beta RESCALE fails", c};
+    for (const std::int64_t t : v.t) {
+      const auto t32 = rescale(s.table_rescale, t);
+      if (!t32) return rejection{reason::unsupported_rescale, "the table RESCALE fails", c};
+      // Unlike the alpha pattern, an int32 overflow refuses even with shift 0 (checked, not
+      // wrapped): a wrapped gamma product is never what a DyT layer means.
+      if (s.mul_shift == 0 && !fits_int32(std::int64_t{*t32} * *g32))
+        return rejection{reason::overflow, "table * gamma overflows int32", c};
+      const auto product = checked::mul<std::int32_t>(*t32, *g32, s.mul_shift);
+      if (!product) return rejection{reason::overflow, "table * gamma leaves int32", c};
+      const auto g = rescale(s.product_rescale, *product);
+      const auto g_32 = g ? rescale(s.scaled_rescale, *g) : g;
+      if (!g_32) return rejection{reason::unsupported_rescale, "a gamma-side RESCALE fails", c};
+      const std::int64_t sum = std::int64_t{*g_32} + *b32;
+      if (!fits_int32(sum)) return rejection{reason::overflow, "the beta ADD overflows int32", c};
+      const auto a = rescale(s.sum_rescale, sum);
+      if (!a) return rejection{reason::unsupported_rescale, "the output RESCALE fails", c};
+      v.g.push_back(*g);
+      v.a.push_back(*a);
+    }
+  }
+  return std::nullopt;
+}
+
+// y equals t on every distinct table value of every channel.
+[[nodiscard]] constexpr bool is_identity(const std::vector<std::int64_t>& t,
+                                         const std::vector<std::int64_t>& y) {
+  for (std::size_t i = 0; i < y.size(); ++i)
+    if (y[i] != t[i % t.size()]) return false;
+  return true;
+}
+
+// Input channel (within all groups) and output channel of weight element e.
+struct weight_channels {
+  std::size_t out, in;
+};
+[[nodiscard]] constexpr weight_channels channels_of(const dyt_affine_conv& w, std::size_t e,
+                                                    std::size_t per_group_in,
+                                                    std::size_t per_group_out,
+                                                    std::size_t spatial) {
+  const std::size_t per_out = per_group_in * spatial;
+  const std::size_t o = e / per_out, rest = e % per_out;
+  const std::size_t i = w.layout == weight_layout::o_i_s ? rest / spatial : rest % per_group_in;
+  return {o, (o / per_group_out) * per_group_in + i};
+}
+}  // namespace detail
+
+// Checks the pattern, evaluates it over every distinct table value and channel, and plans the
+// rewrite: `fold` when every channel is an exact integer line a - azp = k (t - tzp) + m and the
+// conv is unpadded (w' = (w - wzp) k + wzp in range, bias' = bias + sum (w - wzp) m in int32);
+// `bypass_affine` when a == t everywhere; for a padded conv, `bypass_gamma` when gamma's side
+// alone is an identity (beta then stays: at the border its effect depends on position).
+[[nodiscard]] constexpr std::optional<rejection> fold_dyt_affine(const dyt_affine_site& s,
+                                                                 const dyt_affine_conv& conv,
+                                                                 dyt_affine_plan& plan) {
+  using detail::check_rescale;
+  constexpr auto i8 = int_type::i8, i32 = int_type::i32;
+  if (s.table.size() != 256)
+    return rejection{reason::unsupported, "the table does not have 256 int8 entries"};
+  if (auto r = check_rescale(s.table_rescale, i8, i32, "the table RESCALE is not int8 -> int32"))
+    return r;
+  if (auto r = check_rescale(s.gamma_rescale, i8, i32, "the gamma RESCALE is not int8 -> int32"))
+    return r;
+  if (auto r = check_rescale(s.product_rescale, i32, i8, "the MUL's RESCALE is not int32 -> int8"))
+    return r;
+  if (auto r = check_rescale(s.scaled_rescale, i8, i32, "the ADD's RESCALE is not int8 -> int32"))
+    return r;
+  if (auto r = check_rescale(s.beta_rescale, i8, i32, "the beta RESCALE is not int8 -> int32"))
+    return r;
+  if (auto r = check_rescale(s.sum_rescale, i32, i8, "the ADD output RESCALE is not int32 -> int8"))
+    return r;
+  if (s.mul_shift < 0 || s.mul_shift > 63)
+    return rejection{reason::unsupported, "MUL shift outside 0..63"};
+  const std::size_t channels = s.gamma.size();
+  if (channels == 0 || s.beta.size() != channels)
+    return rejection{reason::channel_mismatch, "gamma and beta have different lengths"};
+  for (std::size_t c = 0; c < channels; ++c)
+    if (!int8_domain.contains(s.gamma[c]) || !int8_domain.contains(s.beta[c]))
+      return rejection{reason::out_of_range, "a gamma or beta code is not an int8", c};
+  if (conv.input_zero_point != s.sum_rescale.attributes.output_zp)
+    return rejection{reason::qparams_mismatch,
+                     "the conv's input zero point differs from the ADD RESCALE's output_zp"};
+  const auto& shape = conv.weight_shape;
+  if (shape.size() < 2 || conv.groups < 1 ||
+      (conv.layout != weight_layout::o_i_s && conv.layout != weight_layout::o_s_i))
+    return rejection{reason::unsupported, "conv weights are not (O, I, spatial...) or (O, ..., I)"};
+  std::size_t count = 1;
+  for (const std::int64_t d : shape) {
+    if (d <= 0) return rejection{reason::unsupported, "conv weights with an empty dimension"};
+    count *= static_cast<std::size_t>(d);
+  }
+  const auto out_channels = static_cast<std::size_t>(shape[0]);
+  const auto per_group_in = static_cast<std::size_t>(
+      conv.layout == weight_layout::o_i_s ? shape[1] : shape[shape.size() - 1]);
+  const auto groups = static_cast<std::size_t>(conv.groups);
+  if (conv.weights.size() != count || per_group_in * groups != channels ||
+      out_channels % groups != 0)
+    return rejection{reason::channel_mismatch,
+                     "the conv's input channels differ from gamma's length (or its groups)"};
+  if (!conv.bias.empty() && conv.bias.size() != out_channels)
+    return rejection{reason::channel_mismatch, "the conv bias length differs from its outputs"};
+  if (conv.weight_zero_points.size() != 1 && conv.weight_zero_points.size() != out_channels)
+    return rejection{reason::channel_mismatch,
+                     "weight zero points are neither per tensor nor per output channel"};
+
+  detail::dyt_affine_values v;
+  if (auto r = detail::evaluate_dyt_affine(s, v)) return r;
+  if (detail::is_identity(v.t, v.a)) {
+    plan.action = dyt_affine_action::bypass_affine;
+    return std::nullopt;
+  }
+  if (conv.padded) {
+    if (detail::is_identity(v.t, v.g)) {
+      plan.action = dyt_affine_action::bypass_gamma;
+      return std::nullopt;
+    }
+    return rejection{reason::padding,
+                     "padded conv: beta cannot fold and gamma is not an identity"};
+  }
+  // a - azp = k (t - tzp) + m per channel: the line y = k t + b gives m = b + k tzp - azp.
+  const std::size_t n = v.t.size();
+  std::vector<affine_map> lines;
+  for (std::size_t c = 0; c < channels; ++c) {
+    const line_fit fit = fit_line(v.t, std::span<const std::int64_t>(v.a).subspan(c * n, n));
+    if (!fit.line)
+      return rejection{reason::not_exact, "a channel's map is not an exact integer line", c};
+    lines.push_back({fit.line->slope,
+                     fit.line->offset + fit.line->slope * s.table_zero_point - conv.input_zero_point});
+  }
+  const dtype_range wr = range_of(conv.weight_type);
+  const std::size_t spatial = count / (out_channels * per_group_in);
+  plan.action = dyt_affine_action::fold;
+  plan.input_zero_point = s.table_zero_point;
+  plan.weights.assign(count, 0);
+  plan.bias.assign(out_channels, 0);
+  for (std::size_t o = 0; o < out_channels && !conv.bias.empty(); ++o) {
+    if (!fits_int32(conv.bias[o]))
+      return rejection{reason::out_of_range, "a conv bias value is not an int32", o};
+    plan.bias[o] = conv.bias[o];
+  }
+  for (std::size_t e = 0; e < count; ++e) {
+    const auto ch = detail::channels_of(conv, e, per_group_in, out_channels / groups, spatial);
+    const std::int64_t wzp =
+        conv.weight_zero_points[conv.weight_zero_points.size() == 1 ? 0 : ch.out];
+    if (wzp < wr.lo || wzp > wr.hi || conv.weights[e] < wr.lo || conv.weights[e] > wr.hi)
+      return rejection{reason::out_of_range, "a weight or its zero point is outside its type", e};
+    const std::int64_t w = conv.weights[e] - wzp;
+    const std::int64_t folded = w * lines[ch.in].slope + wzp;
+    if (folded < wr.lo || folded > wr.hi)
+      return rejection{reason::out_of_range, "a folded weight leaves the weight type", e};
+    plan.weights[e] = folded;
+    // int8 t and a bound |k| < 2^8 and |m| < 2^17, so these sums stay far inside int64.
+    plan.bias[ch.out] += w * lines[ch.in].offset;
+  }
+  for (std::size_t o = 0; o < out_channels; ++o)
+    if (!fits_int32(plan.bias[o]))
+      return rejection{reason::out_of_range, "a folded bias leaves int32", o};
+  return std::nullopt;
+}
+
+}  // namespace qfold

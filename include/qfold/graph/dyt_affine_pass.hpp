@@ -1,0 +1,208 @@
+// The DyT affine pass over any adapted IR: TABLE -> (RESCALE * RESCALE(gamma)) -> RESCALE ->
+// (RESCALE + RESCALE(beta)) -> RESCALE -> layout views -> integer convolution. The per-channel
+// affine folds into the convolution (fold_dyt_affine) or, where it is an identity, is bypassed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ranges>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "qfold/fold/dyt_affine.hpp"
+#include "qfold/fold/rejection.hpp"
+#include "qfold/graph/pattern.hpp"
+#include "qfold/graph/report.hpp"
+#include "qfold/graph/traits.hpp"
+
+namespace qfold {
+
+inline constexpr std::string_view dyt_affine_pass_name = "fold_dyt_affine";
+
+namespace detail {
+template <class Id>
+struct dyt_affine_graph_plan {
+  Id conv, reader, table, sum_rescale, scaled_rescale, product_rescale;
+  std::vector<Id> views;
+  dyt_affine_plan fold;
+  std::vector<std::int64_t> weight_shape;
+  std::size_t site = 0;
+};
+
+// The axis along which a per-channel constant of `shape` broadcasts in an output of rank `rank`
+// (shapes right-aligned): its only dimension of size `channels`, all others 1.
+[[nodiscard]] constexpr std::optional<std::int64_t> broadcast_axis(
+    std::span<const std::int64_t> shape, std::size_t rank, std::size_t channels) {
+  std::optional<std::int64_t> axis;
+  if (shape.size() > rank) return std::nullopt;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1 && channels != 1) continue;
+    if (static_cast<std::size_t>(shape[i]) != channels || axis) return std::nullopt;
+    axis = static_cast<std::int64_t>(rank - shape.size() + i);
+  }
+  return axis;
+}
+
+template <class G>
+[[nodiscard]] constexpr std::vector<std::int64_t> shape_of(const G& g, node_id_t<G> n) {
+  const auto s = ir_traits<G>::output_shape(g, n);
+  return {std::ranges::begin(s), std::ranges::end(s)};
+}
+
+template <class G>
+[[nodiscard]] constexpr std::optional<rejection> plan_dyt_affine(
+    const G& g, node_id_t<G> add, dyt_affine_graph_plan<node_id_t<G>>& plan) {
+  using T = ir_traits<G>;
+  for (const auto v : plan.views)
+    if (T::use_count(g, v) != 1)
+      return rejection{reason::shared_output, "a view before the conv has more than one user"};
+  if (T::use_count(g, plan.sum_rescale) != 1 || T::use_count(g, add) != 1)
+    return rejection{reason::shared_output, "the ADD or its RESCALE has more than one user"};
+  if (std::ranges::size(T::operands(g, add)) != 2)
+    return rejection{reason::unsupported, "the ADD does not have two operands"};
+  const auto a0 = rescaled(g, add, 0), a1 = rescaled(g, add, 1);
+  if (!a0 || !a1) return rejection{reason::unsupported, "an ADD operand is not a RESCALE"};
+  const bool b0 = T::int_constant(g, a0->source.source).has_value();
+  const bool b1 = T::int_constant(g, a1->source.source).has_value();
+  if (b0 == b1)
+    return b0 ? rejection{reason::unsupported, "both ADD operands are constants"}
+              : rejection{reason::not_constant, "beta is not a constant"};
+  const auto& beta_side = b0 ? *a0 : *a1;
+  const auto& scaled_side = b0 ? *a1 : *a0;
+  if (scaled_side.viewed || !scaled_side.source.views.empty())
+    return rejection{reason::layout_view, "a layout view on the activation side of the ADD"};
+  plan.scaled_rescale = scaled_side.rescale;
+  plan.product_rescale = scaled_side.source.source;
+  if (T::kind(g, plan.product_rescale) != op_kind::rescale)
+    return rejection{reason::unsupported, "the ADD's activation is not a rescaled MUL"};
+  const auto mul = only_operand(g, plan.product_rescale);
+  if (!mul || T::kind(g, *mul) != op_kind::mul || std::ranges::size(T::operands(g, *mul)) != 2)
+    return rejection{reason::unsupported, "the ADD's activation is not a rescaled MUL"};
+  if (T::use_count(g, plan.scaled_rescale) != 1 || T::use_count(g, plan.product_rescale) != 1 ||
+      T::use_count(g, *mul) != 1)
+    return rejection{reason::shared_output, "a node of the gamma side has more than one user"};
+  const auto m0 = rescaled(g, *mul, 0), m1 = rescaled(g, *mul, 1);
+  if (!m0 || !m1) return rejection{reason::unsupported, "a MUL operand is not a RESCALE"};
+  const bool g0 = T::int_constant(g, m0->source.source).has_value();
+  const bool g1 = T::int_constant(g, m1->source.source).has_value();
+  if (g0 == g1)
+    return g0 ? rejection{reason::unsupported, "both MUL operands are constants"}
+              : rejection{reason::not_constant, "gamma is not a constant"};
+  const auto& gamma_side = g0 ? *m0 : *m1;
+  const auto& table_side = g0 ? *m1 : *m0;
+  if (table_side.viewed || !table_side.source.views.empty())
+    return rejection{reason::layout_view, "a layout view between the TABLE and the MUL"};
+  plan.table = table_side.source.source;
+  if (T::kind(g, plan.table) != op_kind::table)
+    return rejection{reason::unsupported, "the MUL's activation is not a TABLE"};
+
+  const auto gamma = T::int_constant(g, gamma_side.source.source);
+  const auto beta = T::int_constant(g, beta_side.source.source);
+  // Gamma and beta broadcast along one axis, which the views carry to the conv's channel axis.
+  const std::size_t channels = gamma->data.size();
+  const auto add_shape = shape_of(g, add);
+  const auto beta_axis = broadcast_axis(shape_of(g, beta_side.rescale), add_shape.size(), channels);
+  const auto gamma_axis =
+      broadcast_axis(shape_of(g, gamma_side.rescale), shape_of(g, *mul).size(), channels);
+  if (beta->data.size() != channels || !beta_axis || gamma_axis != beta_axis ||
+      add_shape[static_cast<std::size_t>(*beta_axis)] != static_cast<std::int64_t>(channels))
+    return rejection{reason::channel_mismatch,
+                     "gamma and beta are not per-channel along one axis of the activation"};
+  std::optional<std::int64_t> axis = beta_axis;
+  for (auto v = plan.views.rbegin(); v != plan.views.rend() && axis; ++v)
+    axis = T::view_axis(g, *v, *axis);
+  const conv_attributes attrs = T::conv_attributes(g, plan.conv);
+  if (axis != attrs.input_channel_axis)
+    return rejection{reason::channel_mismatch,
+                     "the views do not carry the channel axis to the conv's channel axis"};
+  if (attrs.transposed) return rejection{reason::unsupported, "a transposed convolution"};
+  const auto qconv = T::quantized_conv(g, plan.conv);
+  const auto weight_id = operand(g, plan.conv, 1);
+  const auto weights = weight_id ? T::int_constant(g, *weight_id) : std::nullopt;
+  const auto bias_id = operand(g, plan.conv, 2);
+  const auto bias = bias_id ? T::int_constant(g, *bias_id) : std::nullopt;
+  if (!qconv || !weights || (bias_id && !bias))
+    return rejection{reason::not_constant, "the conv's weights or bias are not integer constants"};
+
+  const auto table_values = T::table_values(g, plan.table);
+  const auto table_q = T::qparams(g, plan.table);
+  const dyt_affine_site site{
+      table_values,
+      table_q ? std::int64_t{table_q->zero_point}
+              : T::rescale(g, table_side.rescale).attributes.input_zp,
+      T::rescale(g, table_side.rescale),
+      T::rescale(g, gamma_side.rescale),
+      gamma->data,
+      T::mul_shift(g, *mul),
+      T::rescale(g, plan.product_rescale),
+      T::rescale(g, plan.scaled_rescale),
+      T::rescale(g, beta_side.rescale),
+      beta->data,
+      T::rescale(g, plan.sum_rescale)};
+  const dyt_affine_conv conv{weights->data,
+                             weights->shape,
+                             attrs.layout,
+                             attrs.groups,
+                             qconv->weight_zero_points,
+                             qconv->weight_type,
+                             bias ? bias->data : std::span<const std::int64_t>{},
+                             qconv->input_zero_point,
+                             attrs.padded};
+  plan.weight_shape.assign(weights->shape.begin(), weights->shape.end());
+  return fold_dyt_affine(site, conv, plan.fold);
+}
+}  // namespace detail
+
+template <class G>
+constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
+  static_assert(detail::check_quantized<G>());
+  using T = ir_traits<G>;
+  using id = node_id_t<G>;
+  report<id> r;
+  std::vector<detail::dyt_affine_graph_plan<id>> plans;
+  for (const id conv : T::nodes(g)) {  // analysis: reads only
+    if (T::kind(g, conv) != op_kind::convolution) continue;
+    // A site: conv <- views <- RESCALE <- ADD. Anything else is not this pattern.
+    const auto input = detail::operand(g, conv, 0);
+    if (!input) continue;
+    const auto chain = detail::skip_views(g, *input);
+    if (T::kind(g, chain.source) != op_kind::rescale) continue;
+    const auto add = detail::only_operand(g, chain.source);
+    if (!add || T::kind(g, *add) != op_kind::add) continue;
+    detail::dyt_affine_graph_plan<id> plan{
+        conv, chain.views.empty() ? conv : chain.views.back(), conv, chain.source, conv, conv,
+        chain.views, {}, {}, r.sites.size()};
+    auto rejected = detail::plan_dyt_affine(g, *add, plan);
+    if (!rejected) plans.push_back(plan);
+    r.sites.push_back({dyt_affine_pass_name, {*add, chain.source, conv}, rejected, 0});
+  }
+  for (auto& p : plans) {  // apply
+    std::size_t& bytes = r.sites[p.site].bytes_removed;
+    if (p.fold.action == dyt_affine_action::bypass_gamma) {
+      T::set_operand(g, p.scaled_rescale, 0, p.table);
+      bytes += detail::erase_dead(g, p.product_rescale);
+      continue;
+    }
+    T::set_operand(g, p.reader, 0, p.table);
+    if (p.fold.action == dyt_affine_action::fold) {
+      const std::int64_t outs = static_cast<std::int64_t>(p.fold.bias.size());
+      const auto old_weights = *detail::operand(g, p.conv, 1);
+      const auto old_bias = detail::operand(g, p.conv, 2);
+      const auto wtype = T::quantized_conv(g, p.conv)->weight_type;
+      const id w = T::add_int_constant(g, std::span<const std::int64_t>(p.fold.weights),
+                                       std::span<const std::int64_t>(p.weight_shape), wtype);
+      const id b = T::add_int_constant(g, std::span<const std::int64_t>(p.fold.bias),
+                                       std::span<const std::int64_t>(&outs, 1), dtype::int32);
+      T::set_operand(g, p.conv, 1, w);
+      T::set_operand(g, p.conv, 2, b);
+      T::set_conv_input_zero_point(g, p.conv, p.fold.input_zero_point);
+      bytes += detail::erase_dead(g, old_weights);
+      if (old_bias) bytes += detail::erase_dead(g, *old_bias);
+    }
+    bytes += detail::erase_dead(g, p.sum_rescale);
+  }
+  return r;
+}
+
+}  // namespace qfold

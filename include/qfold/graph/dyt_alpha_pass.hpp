@@ -1,0 +1,116 @@
+// The DyT alpha pass over any adapted IR: each int8 TABLE fed by RESCALE_i8(MUL(RESCALE_i32(act),
+// RESCALE_i32(alpha))) with a constant scalar alpha becomes one TABLE indexed by the activation
+// code (fold_dyt_alpha). Analysis first, then the accepted plans; a rejected site is untouched.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "qfold/exact/domain.hpp"
+#include "qfold/fold/dyt_alpha.hpp"
+#include "qfold/fold/rejection.hpp"
+#include "qfold/graph/pattern.hpp"
+#include "qfold/graph/report.hpp"
+#include "qfold/graph/traits.hpp"
+
+namespace qfold {
+
+inline constexpr std::string_view dyt_alpha_pass_name = "fold_dyt_alpha";
+
+namespace detail {
+template <class Id>
+struct dyt_alpha_plan {
+  Id activation, table;
+  std::array<std::int8_t, 256> values{};
+  std::size_t site = 0;
+};
+
+// The activation's codes, or the full int8 range when the IR does not annotate them.
+template <class G>
+[[nodiscard]] constexpr domain codes_of(const G& g, node_id_t<G> n) {
+  const auto q = ir_traits<G>::qparams(g, n);
+  return q ? domain{q->qmin, q->qmax} : int8_domain;
+}
+
+template <class G>
+[[nodiscard]] constexpr std::optional<rejection> plan_dyt_alpha(
+    const G& g, node_id_t<G> out_rescale, node_id_t<G> mul, node_id_t<G> table,
+    dyt_alpha_plan<node_id_t<G>>& plan) {
+  using T = ir_traits<G>;
+  if (T::use_count(g, out_rescale) != 1 || T::use_count(g, mul) != 1)
+    return rejection{reason::shared_output, "the MUL or its RESCALE has more than one user"};
+  if (std::ranges::size(T::operands(g, mul)) != 2)
+    return rejection{reason::unsupported, "the MUL does not have two operands"};
+  const auto m0 = rescaled(g, mul, 0), m1 = rescaled(g, mul, 1);
+  if (!m0 || !m1) return rejection{reason::unsupported, "a MUL operand is not a RESCALE"};
+  const bool c0 = T::int_constant(g, m0->source.source).has_value();
+  const bool c1 = T::int_constant(g, m1->source.source).has_value();
+  if (c0 == c1)
+    return c0 ? rejection{reason::unsupported, "both MUL operands are constants"}
+              : rejection{reason::not_constant, "alpha is not a constant"};
+  const auto& alpha_side = c0 ? *m0 : *m1;
+  const auto& act_side = c0 ? *m1 : *m0;
+  if (act_side.viewed || !act_side.source.views.empty())
+    return rejection{reason::layout_view, "a layout view on the activation side"};
+  const auto alpha = T::int_constant(g, alpha_side.source.source);
+  if (alpha->data.size() != 1) return rejection{reason::not_scalar, "alpha is not a scalar"};
+
+  const node_id_t<G> act_rescale = act_side.rescale;
+  const node_id_t<G> alpha_rescale = alpha_side.rescale;
+  plan.activation = act_side.source.source;
+  const dyt_alpha_site site{codes_of(g, plan.activation),
+                            T::rescale(g, act_rescale),
+                            T::rescale(g, alpha_rescale),
+                            alpha->data[0],
+                            T::mul_shift(g, mul),
+                            T::rescale(g, out_rescale),
+                            codes_of(g, out_rescale),
+                            T::table_values(g, table)};
+  const auto act_q = T::qparams(g, plan.activation);
+  const auto tanh_q = T::qparams(g, out_rescale);
+  if (act_q && tanh_q) {
+    if (auto r = dyt_alpha_qparams_line_up(*act_q, site.activation_rescale, *tanh_q,
+                                           site.output_rescale))
+      return r;
+  }
+  if (const auto alpha_q = T::qparams(g, alpha_side.source.source);
+      alpha_q && alpha_q->zero_point != site.alpha_rescale.attributes.input_zp)
+    return rejection{reason::qparams_mismatch,
+                     "alpha's zero point differs from its RESCALE's input_zp"};
+  return fold_dyt_alpha(site, plan.values);
+}
+}  // namespace detail
+
+template <class G>
+constexpr report<node_id_t<G>> fold_dyt_alphas(G& g) {
+  static_assert(detail::check_quantized<G>());
+  using T = ir_traits<G>;
+  using id = node_id_t<G>;
+  report<id> r;
+  std::vector<detail::dyt_alpha_plan<id>> plans;
+  for (const id table : T::nodes(g)) {  // analysis: reads only
+    if (T::kind(g, table) != op_kind::table) continue;
+    // A site: TABLE <- RESCALE <- MUL. Anything else is not this pattern and not reported.
+    const auto out_rescale = detail::only_operand(g, table);
+    if (!out_rescale || T::kind(g, *out_rescale) != op_kind::rescale) continue;
+    const auto mul = detail::only_operand(g, *out_rescale);
+    if (!mul || T::kind(g, *mul) != op_kind::mul) continue;
+    detail::dyt_alpha_plan<id> plan{table, table, {}, r.sites.size()};
+    auto rejected = detail::plan_dyt_alpha(g, *out_rescale, *mul, table, plan);
+    if (!rejected) plans.push_back(plan);
+    r.sites.push_back({dyt_alpha_pass_name, {*mul, *out_rescale, table}, rejected, 0});
+  }
+  for (const auto& p : plans) {  // apply
+    const id folded = T::add_table(g, p.activation, std::span<const std::int8_t>(p.values));
+    if (const auto q = T::qparams(g, p.table)) T::set_qparams(g, folded, *q);
+    T::replace_uses(g, p.table, folded);
+    r.sites[p.site].bytes_removed = detail::erase_dead(g, p.table);
+  }
+  return r;
+}
+
+}  // namespace qfold

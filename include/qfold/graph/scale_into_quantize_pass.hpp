@@ -1,0 +1,108 @@
+// The scale-into-quantize pass over any adapted IR. For each quantize fed by div/mul by a constant
+// scalar: after annotation (the other operand is a dequantize) the dequantize -> op -> quantize
+// sandwich is removed when it returns every code unchanged; before annotation the constant folds
+// into the quantize's scale. Analysis first, then the accepted plans; rejected sites are untouched.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "qfold/fold/rejection.hpp"
+#include "qfold/fold/scale_into_quantize.hpp"
+#include "qfold/graph/pattern.hpp"
+#include "qfold/graph/report.hpp"
+#include "qfold/graph/traits.hpp"
+#include "qfold/quant/conventions.hpp"
+
+namespace qfold {
+
+inline constexpr std::string_view scale_into_quantize_pass_name = "fold_scale_into_quantize";
+
+struct scale_into_quantize_options {
+  quant_convention<float> convention = conventions::executorch;  // how the graph's ops compute
+  float_exactness exactness = float_exactness::bit_exact;        // before annotation
+};
+
+namespace detail {
+template <class Id>
+struct scale_plan {
+  Id quantize, op, source;        // source: what the quantize reads afterwards
+  std::optional<qparams> folded;  // before annotation: the quantize's new qparams
+  std::size_t site = 0;
+};
+
+template <class G>
+[[nodiscard]] constexpr std::optional<rejection> plan_scale(const G& g,
+                                                            const scale_into_quantize_options& o,
+                                                            scale_plan<node_id_t<G>>& plan) {
+  using T = ir_traits<G>;
+  const op_kind k = T::kind(g, plan.op);
+  if (std::ranges::size(T::operands(g, plan.op)) != 2)
+    return rejection{reason::unsupported, "the div/mul does not have two operands"};
+  const auto x = *operand(g, plan.op, 0), y = *operand(g, plan.op, 1);
+  const auto cx = T::constant(g, x), cy = T::constant(g, y);
+  if (cx && cy) return rejection{reason::unsupported, "both operands are constants"};
+  if (k == op_kind::div && cx)
+    return rejection{reason::unsupported, "a constant dividend: c / x is not a scale of x"};
+  if (!cx && !cy) return rejection{reason::not_constant, "a runtime divisor or factor"};
+  const auto& c = cx ? *cx : *cy;
+  plan.source = cx ? y : x;
+  if (c.data.size() != 1) return rejection{reason::not_scalar, "the constant is not a scalar"};
+  if (T::use_count(g, plan.op) != 1)
+    return rejection{reason::shared_output, "the div/mul has more than one user"};
+  const auto out = T::qparams(g, plan.quantize);
+  if (!out) return rejection{reason::unsupported, "the quantize is not per tensor"};
+  const scale_op op = k == op_kind::div ? scale_op::div : scale_op::mul;
+  if (T::kind(g, plan.source) == op_kind::dequantize) {  // after annotation: the sandwich
+    const auto in = T::qparams(g, plan.source);
+    const auto producer = only_operand(g, plan.source);
+    if (!in || !producer) return rejection{reason::unsupported, "the dequantize is not per tensor"};
+    if (T::use_count(g, plan.source) != 1)
+      return rejection{reason::shared_output, "the dequantize has more than one user"};
+    if (auto r = prove_requantize_identity(op, c.data[0], *in, *out, o.convention)) return r;
+    plan.source = *producer;
+    return std::nullopt;
+  }
+  if (T::qparams_shared(g, plan.quantize))
+    return rejection{reason::shared_qparams, "the quantize's qparams are shared with other nodes"};
+  qparams folded{};
+  if (auto r = fold_scale_into_quantize(op, c.data[0], *out, o.convention, o.exactness, folded))
+    return r;
+  plan.folded = folded;
+  return std::nullopt;
+}
+}  // namespace detail
+
+template <class G>
+constexpr report<node_id_t<G>> fold_scales_into_quantize(G& g,
+                                                         scale_into_quantize_options o = {}) {
+  static_assert(detail::check_quantize_foldable<G>());
+  using T = ir_traits<G>;
+  using id = node_id_t<G>;
+  report<id> r;
+  std::vector<detail::scale_plan<id>> plans;
+  for (const id q : T::nodes(g)) {  // analysis: reads only
+    if (T::kind(g, q) != op_kind::quantize) continue;
+    const auto op = detail::only_operand(g, q);
+    if (!op || (T::kind(g, *op) != op_kind::div && T::kind(g, *op) != op_kind::mul)) continue;
+    detail::scale_plan<id> plan{q, *op, *op, std::nullopt, r.sites.size()};
+    auto rejected = detail::plan_scale(g, o, plan);
+    if (!rejected) plans.push_back(plan);
+    r.sites.push_back({scale_into_quantize_pass_name, {*op, q}, rejected, 0});
+  }
+  for (const auto& p : plans) {  // apply
+    std::size_t& bytes = r.sites[p.site].bytes_removed;
+    if (p.folded) {
+      T::set_qparams(g, p.quantize, *p.folded);
+      T::set_operand(g, p.quantize, 0, p.source);
+      bytes += detail::erase_dead(g, p.op);
+    } else {  // the producer's codes go straight to the quantize's readers
+      T::replace_uses(g, p.quantize, p.source);
+      bytes += detail::erase_dead(g, p.quantize);
+    }
+  }
+  return r;
+}
+
+}  // namespace qfold
