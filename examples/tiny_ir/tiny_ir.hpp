@@ -1,5 +1,5 @@
-// tiny: the demo's own compact IR (nodes in a vector, built with helpers) and its qfold adapter,
-// written as the member functions that qfold::ir_traits forwards to. Run it with interpreter.hpp.
+// tiny: the demo's compact IR (float and quantized ops, nodes in a vector, built with helpers) and
+// its qfold adapter, as the members qfold::ir_traits forwards to. Run it with interpreter.hpp.
 #pragma once
 
 #include <algorithm>
@@ -7,8 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <qfold/arith/apply_scale.hpp>
+#include <qfold/arith/rescale.hpp>
 #include <qfold/graph/traits.hpp>
 #include <qfold/graph/vocabulary.hpp>
+#include <qfold/quant/qparams.hpp>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -28,7 +31,8 @@ class graph {
 
   struct node {
     qfold::op_kind kind = qfold::op_kind::other;
-    std::string op;  // what an `other` node computes: "relu", "flatten"
+    std::string op;  // what an `other` node computes ("relu", "flatten") or a view does
+                     // ("permute", "slice", "reshape")
     std::vector<node_id> inputs;
     std::vector<float> data;          // a constant's values, row-major
     std::vector<std::int64_t> shape;  // a constant's shape, else the inferred output shape
@@ -39,6 +43,21 @@ class graph {
     bool alive = true;
     std::vector<node_id> users;   // one entry per operand slot that reads this node
     std::size_t output_uses = 0;  // how often the graph outputs list this node
+    // Quantized ops.
+    bool integer = false;  // computes integers: int constants, rescale, table, integer mul / add,
+                           // quantize, qconv2d; views and `other` take it from their input
+    std::vector<std::int64_t> ints;           // an integer constant's values, row-major
+    qfold::dtype type = qfold::dtype::int32;  // an integer constant's element type
+    qfold::rescale_attributes rescale{};
+    std::vector<qfold::scale_factor> scales;  // one, or one per channel of the last axis
+    int shift = 0;                            // an integer mul's TOSA shift
+    std::vector<std::int8_t> table;           // 256 entries, indexed by code + 128
+    std::optional<qfold::qparams> qparams;    // quantize / dequantize: their own; else annotation
+    bool qparams_shared = false;
+    std::vector<std::int64_t> view;  // permute: the permutation; slice: axis, start, end
+    bool quantized = false;          // an integer conv (qconv2d)
+    std::int64_t input_zero_point = 0;
+    std::vector<std::int64_t> weight_zero_points;  // one, or one per output channel
   };
 
   // --- Building --------------------------------------------------------------------------------
@@ -81,6 +100,104 @@ class graph {
   }
   node_id relu(std::string name, node_id x) { return other("relu", std::move(name), x); }
   node_id flatten(std::string name, node_id x) { return other("flatten", std::move(name), x); }
+
+  // --- Building quantized graphs ---------------------------------------------------------------
+  // An integer constant; every value must lie in the range of `type`.
+  node_id int_constant(std::string name, std::vector<std::int64_t> data,
+                       std::vector<std::int64_t> shape, qfold::dtype type) {
+    if (elements(name, shape) != data.size())
+      throw std::invalid_argument("tiny: int_constant " + name + ": data does not match its shape");
+    const qfold::dtype_range r = qfold::range_of(type);
+    for (const std::int64_t v : data)
+      if (v < r.lo || v > r.hi)
+        throw std::invalid_argument("tiny: int_constant " + name + ": value " + std::to_string(v) +
+                                    " outside its dtype");
+    node n = make(qfold::op_kind::constant, std::move(name), {});
+    n.integer = true;
+    n.ints = std::move(data);
+    n.shape = std::move(shape);
+    n.type = type;
+    return add(std::move(n));
+  }
+  // TOSA RESCALE; per channel (attributes.per_channel) along the last axis.
+  node_id rescale(std::string name, node_id x, qfold::rescale_attributes attributes,
+                  std::vector<qfold::scale_factor> scales) {
+    node n = make(qfold::op_kind::rescale, std::move(name), {x});
+    n.integer = true;
+    n.rescale = attributes;
+    n.scales = std::move(scales);
+    return add(std::move(n));
+  }
+  // TOSA MUL of int32 values (shift 0 wraps); numpy broadcasting.
+  node_id mul(std::string name, node_id a, node_id b, int shift = 0) {
+    node n = make(qfold::op_kind::mul, std::move(name), {a, b});
+    n.integer = true;
+    n.shift = shift;
+    return add(std::move(n));
+  }
+  // int32 a + b (overflow is an error when run); numpy broadcasting.
+  node_id add(std::string name, node_id a, node_id b) {
+    node n = make(qfold::op_kind::add, std::move(name), {a, b});
+    n.integer = true;
+    return add(std::move(n));
+  }
+  // float32 a * b and a / b; numpy broadcasting.
+  node_id fmul(std::string name, node_id a, node_id b) {
+    return add(make(qfold::op_kind::mul, std::move(name), {a, b}));
+  }
+  node_id div(std::string name, node_id a, node_id b) {
+    return add(make(qfold::op_kind::div, std::move(name), {a, b}));
+  }
+  // int8 TABLE: out = values[code + 128].
+  node_id table(std::string name, node_id x, std::vector<std::int8_t> values) {
+    if (values.size() != 256)
+      throw std::invalid_argument("tiny: table " + name + ": wants exactly 256 values");
+    node n = make(qfold::op_kind::table, std::move(name), {x});
+    n.integer = true;
+    n.table = std::move(values);
+    return add(std::move(n));
+  }
+  // float32 <-> code with qfold::conventions::executorch.
+  node_id quantize(std::string name, node_id x, qfold::qparams q) {
+    node n = make(qfold::op_kind::quantize, std::move(name), {x});
+    n.integer = true;
+    n.qparams = valid(n.name, q);
+    return add(std::move(n));
+  }
+  node_id dequantize(std::string name, node_id x, qfold::qparams q) {
+    node n = make(qfold::op_kind::dequantize, std::move(name), {x});
+    n.qparams = valid(n.name, q);
+    return add(std::move(n));
+  }
+  // Views: output axis i is input axis perm[i]; [start, end) of one axis; same data, new shape.
+  node_id permute(std::string name, node_id x, std::vector<std::int64_t> perm) {
+    return view_node("permute", std::move(name), x, std::move(perm));
+  }
+  node_id slice(std::string name, node_id x, std::int64_t axis, std::int64_t start,
+                std::int64_t end) {
+    return view_node("slice", std::move(name), x, {axis, start, end});
+  }
+  node_id reshape(std::string name, node_id x, std::vector<std::int64_t> shape) {
+    return view_node("reshape", std::move(name), x, std::move(shape));
+  }
+  // Integer conv, NCHW input, OIHW int8 weights, int32 bias (or none): the int32 accumulator
+  // bias[o] + sum (w - weight_zero_points[o]) * (x - input_zero_point); padding reads the zero
+  // point (contributes 0).
+  node_id qconv2d(std::string name, node_id x, node_id w, node_id bias, conv_options o,
+                  std::int64_t input_zero_point, std::vector<std::int64_t> weight_zero_points) {
+    node n = conv_node(std::move(name), x, w, bias, o, false);
+    n.integer = true;
+    n.quantized = true;
+    n.input_zero_point = input_zero_point;
+    n.weight_zero_points = std::move(weight_zero_points);
+    return add(std::move(n));
+  }
+  // Annotates n's output quantization; `shared`: another node's quantization is tied to it.
+  void set_output_qparams(node_id n, qfold::qparams q, bool shared = false) {
+    node& x = mut(n);
+    x.qparams = valid(x.name, q);
+    x.qparams_shared = shared;
+  }
   void mark_output(node_id n) {
     outputs_.push_back(n);
     ++mut(n).output_uses;
@@ -95,9 +212,12 @@ class graph {
         std::ranges::count_if(nodes_, [](const node& x) { return x.alive; }));
   }
   [[nodiscard]] const std::string& name(node_id n) const { return at(n).name; }
+  // Whether n computes integers (codes, accumulators) rather than floats; inputs count as float.
+  [[nodiscard]] bool is_integer(node_id n) const { return at(n).integer; }
 
-  // FNV-1a over every live node's id, kind, op, operands, attributes, shape and constant bytes,
-  // and the outputs: equal before and after means the graph is exactly as it was.
+  // FNV-1a over every live node's id, kind, op, operands, attributes (float and quantized), shape
+  // and constant values, and the outputs: equal before and after means the graph is exactly as it
+  // was.
   [[nodiscard]] std::uint64_t structural_hash() const {
     std::uint64_t h = 14695981039346656037u;
     const auto bytes = [&](const void* p, std::size_t size) {
@@ -108,6 +228,10 @@ class graph {
     const auto ids = [&](const std::vector<node_id>& v) {
       word(v.size());
       for (const node_id i : v) word(static_cast<std::uint64_t>(i));
+    };
+    const auto values = [&](const std::vector<std::int64_t>& v) {
+      word(v.size());
+      for (const std::int64_t i : v) word(static_cast<std::uint64_t>(i));
     };
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const node& x = nodes_[i];
@@ -126,6 +250,37 @@ class graph {
                                    std::int64_t{x.bn.training}})
         word(static_cast<std::uint64_t>(a));
       word(std::bit_cast<std::uint64_t>(x.bn.epsilon));
+      for (const bool b :
+           {x.conv.padded, x.integer, x.quantized, x.qparams.has_value(), x.qparams_shared})
+        word(b ? 1 : 0);
+      word(static_cast<std::uint64_t>(x.conv.input_channel_axis));
+      values(x.ints);
+      word(static_cast<std::uint64_t>(x.type));
+      const qfold::rescale_attributes& r = x.rescale;
+      for (const std::int64_t a :
+           {static_cast<std::int64_t>(r.input_type), static_cast<std::int64_t>(r.output_type),
+            std::int64_t{r.scale32}, static_cast<std::int64_t>(r.rounding),
+            std::int64_t{r.per_channel}, std::int64_t{r.input_unsigned},
+            std::int64_t{r.output_unsigned}, r.input_zp, r.output_zp})
+        word(static_cast<std::uint64_t>(a));
+      word(x.scales.size());
+      for (const qfold::scale_factor& f : x.scales) {
+        word(static_cast<std::uint64_t>(f.multiplier));
+        word(static_cast<std::uint64_t>(f.shift));
+      }
+      word(static_cast<std::uint64_t>(x.shift));
+      word(x.table.size());
+      bytes(x.table.data(), x.table.size());
+      if (x.qparams) {
+        const qfold::qparams& q = *x.qparams;
+        word(std::bit_cast<std::uint64_t>(q.scale));
+        for (const std::int64_t a : {std::int64_t{q.zero_point}, std::int64_t{q.qmin},
+                                     std::int64_t{q.qmax}, static_cast<std::int64_t>(q.type)})
+          word(static_cast<std::uint64_t>(a));
+      }
+      values(x.view);
+      word(static_cast<std::uint64_t>(x.input_zero_point));
+      values(x.weight_zero_points);
     }
     ids(outputs_);
     return h;
@@ -167,7 +322,7 @@ class graph {
   }
   [[nodiscard]] std::optional<qfold::tensor_view<float>> constant(node_id n) const {
     const node& x = at(n);
-    if (x.kind != qfold::op_kind::constant) return std::nullopt;
+    if (x.kind != qfold::op_kind::constant || x.integer) return std::nullopt;
     return qfold::tensor_view<float>{x.data, x.shape};
   }
   [[nodiscard]] qfold::conv_attributes conv_attributes(node_id n) const { return at(n).conv; }
@@ -209,13 +364,81 @@ class graph {
     x.alive = false;
     x.inputs.clear();
     x.data = {};
+    x.ints = {};
   }
+  // Float constants: 4 bytes an element; integer constants: their dtype's width.
   [[nodiscard]] std::size_t constant_bytes(node_id n) const {
-    return at(n).data.size() * sizeof(float);
+    const node& x = at(n);
+    return x.data.size() * sizeof(float) + x.ints.size() * byte_width(x.type);
+  }
+
+  // Quantized graphs.
+  [[nodiscard]] std::optional<qfold::tensor_view<std::int64_t>> int_constant(node_id n) const {
+    const node& x = at(n);
+    if (x.kind != qfold::op_kind::constant || !x.integer) return std::nullopt;
+    return qfold::tensor_view<std::int64_t>{x.ints, x.shape};
+  }
+  [[nodiscard]] std::span<const std::int64_t> output_shape(node_id n) const { return at(n).shape; }
+  // Default attributes and no scales unless n is a rescale.
+  [[nodiscard]] qfold::rescale_view rescale(node_id n) const {
+    const node& x = at(n);
+    return {x.rescale, x.scales};
+  }
+  [[nodiscard]] int mul_shift(node_id n) const { return at(n).shift; }  // 0 unless integer mul
+  [[nodiscard]] std::span<const std::int8_t> table_values(node_id n) const { return at(n).table; }
+  [[nodiscard]] std::optional<qfold::qparams> qparams(node_id n) const { return at(n).qparams; }
+  [[nodiscard]] bool qparams_shared(node_id n) const { return at(n).qparams_shared; }
+  [[nodiscard]] std::optional<std::int64_t> view_axis(node_id n, std::int64_t axis) const {
+    const node& x = at(n);
+    if (x.kind != qfold::op_kind::view || x.inputs.empty()) return std::nullopt;
+    const std::vector<std::int64_t>& in = at(x.inputs[0]).shape;
+    if (axis < 0 || static_cast<std::size_t>(axis) >= in.size()) return std::nullopt;
+    if (x.op == "permute") {
+      const auto it = std::ranges::find(x.view, axis);
+      if (it == x.view.end()) return std::nullopt;
+      return static_cast<std::int64_t>(it - x.view.begin());
+    }
+    if (x.op == "slice") {
+      const bool narrowed = x.view[0] == axis && (x.view[1] != 0 || x.view[2] != in[size(axis)]);
+      return narrowed ? std::nullopt : std::optional<std::int64_t>(axis);
+    }
+    if (x.op == "reshape") {
+      if (static_cast<std::size_t>(axis) >= x.shape.size()) return std::nullopt;
+      const auto prefix = static_cast<std::ptrdiff_t>(axis) + 1;
+      return std::equal(in.begin(), in.begin() + prefix, x.shape.begin())
+                 ? std::optional<std::int64_t>(axis)
+                 : std::nullopt;
+    }
+    return std::nullopt;
+  }
+  [[nodiscard]] std::optional<qfold::quantized_conv_attributes> quantized_conv(node_id n) const {
+    const node& x = at(n);
+    if (x.kind != qfold::op_kind::convolution || !x.quantized) return std::nullopt;
+    return qfold::quantized_conv_attributes{x.input_zero_point, x.weight_zero_points,
+                                            qfold::dtype::int8};
+  }
+  node_id add_int_constant(std::span<const std::int64_t> data, std::span<const std::int64_t> shape,
+                           qfold::dtype type) {
+    return int_constant("const" + std::to_string(nodes_.size()), {data.begin(), data.end()},
+                        {shape.begin(), shape.end()}, type);
+  }
+  node_id add_table(node_id input, std::span<const std::int8_t> values) {
+    return table("table" + std::to_string(nodes_.size()), input, {values.begin(), values.end()});
+  }
+  void set_qparams(node_id n, const qfold::qparams& q) {
+    node& x = mut(n);
+    x.qparams = valid(x.name, q);
+  }
+  void set_conv_input_zero_point(node_id n, std::int64_t zp) {
+    node& x = mut(n);
+    if (x.kind != qfold::op_kind::convolution || !x.quantized)
+      throw std::invalid_argument("tiny: " + x.name + ": not an integer conv");
+    x.input_zero_point = valid_input_zero_point(x.name, zp);
   }
 
  private:
   static std::size_t index(node_id n) { return static_cast<std::size_t>(n); }
+  static std::size_t size(std::int64_t v) { return static_cast<std::size_t>(v); }
   node& mut(node_id n) { return nodes_.at(index(n)); }
   void drop_user(node_id of, node_id user) {
     auto& u = mut(of).users;
@@ -233,7 +456,8 @@ class graph {
                  bool transposed) {
     node n = make(qfold::op_kind::convolution, std::move(name), {x, w});
     n.conv = {o.groups, transposed,
-              transposed ? qfold::weight_layout::i_o_s : qfold::weight_layout::o_i_s};
+              transposed ? qfold::weight_layout::i_o_s : qfold::weight_layout::o_i_s,
+              o.padding != 0, 1};
     n.stride = o.stride;
     n.padding = o.padding;
     if (bias != none) n.inputs.push_back(bias);
@@ -244,6 +468,59 @@ class graph {
     n.op = op;
     return add(std::move(n));
   }
+  node_id view_node(const char* op, std::string name, node_id x, std::vector<std::int64_t> p) {
+    node n = make(qfold::op_kind::view, std::move(name), {x});
+    n.op = op;
+    n.view = std::move(p);
+    return add(std::move(n));
+  }
+
+  // Element count of a shape; negative dimensions are an error.
+  static std::size_t elements(const std::string& name, const std::vector<std::int64_t>& shape) {
+    std::size_t count = 1;
+    for (const std::int64_t d : shape) {
+      if (d < 0) throw std::invalid_argument("tiny: " + name + ": negative dimension");
+      count *= static_cast<std::size_t>(d);
+    }
+    return count;
+  }
+  static std::size_t byte_width(qfold::dtype t) {
+    switch (t) {
+      case qfold::dtype::int8:
+      case qfold::dtype::uint8:
+        return 1;
+      case qfold::dtype::int16:
+      case qfold::dtype::uint16:
+        return 2;
+      case qfold::dtype::int32:
+        return 4;
+    }
+    return 0;
+  }
+  static qfold::qparams valid(const std::string& name, const qfold::qparams& q) {
+    if (const auto r = qfold::validate(q); !r)
+      throw std::invalid_argument("tiny: " + name + ": " + std::string(r.error().message));
+    return q;
+  }
+  static std::int64_t valid_input_zero_point(const std::string& name, std::int64_t zp) {
+    if (zp < qfold::range_of(qfold::dtype::int32).lo ||
+        zp > qfold::range_of(qfold::dtype::int32).hi)
+      throw std::invalid_argument("tiny: " + name + ": input zero point outside int32");
+    return zp;
+  }
+  // numpy broadcasting: shapes right-aligned, each dimension equal or 1.
+  static std::optional<std::vector<std::int64_t>> broadcast(const std::vector<std::int64_t>& a,
+                                                            const std::vector<std::int64_t>& b) {
+    const std::size_t rank = std::max(a.size(), b.size());
+    std::vector<std::int64_t> r(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+      const std::int64_t da = i + a.size() < rank ? 1 : a[i + a.size() - rank];
+      const std::int64_t db = i + b.size() < rank ? 1 : b[i + b.size() - rank];
+      if (da != db && da != 1 && db != 1) return std::nullopt;
+      r[i] = da == 1 ? db : da;
+    }
+    return r;
+  }
 
   // Shape inference, when a node is built (operands always exist by then).
   std::vector<std::int64_t> infer(const node& n) const {
@@ -251,17 +528,21 @@ class graph {
     const auto in = [&](std::size_t i) -> const std::vector<std::int64_t>& {
       return at(n.inputs[i]).shape;
     };
-    const auto fail = [&](const char* what) {
+    const auto fail = [&](const std::string& what) {
       return std::invalid_argument("tiny: " + n.name + ": " + what);
     };
     switch (n.kind) {
       case op_kind::convolution: {
         const auto &x = in(0), &w = in(1);
         if (x.size() != 4 || w.size() != 4) throw fail("conv2d wants rank-4 input and weight");
+        if (n.conv.groups < 1 || n.stride < 1 || n.padding < 0)
+          throw fail("conv2d wants groups >= 1, stride >= 1, padding >= 0");
         std::vector<std::int64_t> r{x[0], n.conv.transposed ? w[1] * n.conv.groups : w[0]};
         for (std::size_t a = 2; a < 4; ++a)
           r.push_back(n.conv.transposed ? (x[a] - 1) * n.stride - 2 * n.padding + w[a]
                                         : (x[a] + 2 * n.padding - w[a]) / n.stride + 1);
+        if (r[2] < 1 || r[3] < 1) throw fail("conv2d output would be empty");
+        if (n.quantized) check_qconv(n, fail);
         return r;
       }
       case op_kind::linear: {  // like torch's F.linear: a rank-1 weight drops the last axis
@@ -271,6 +552,22 @@ class graph {
         if (in(1).size() == 2) r.push_back(in(1)[0]);
         return r;
       }
+      case op_kind::rescale: {
+        const std::size_t channels = in(0).empty() ? 0 : size(in(0).back());
+        if (const auto ok = qfold::validate(n.rescale, n.scales, channels); !ok)
+          throw fail(std::string(ok.error().message));
+        return in(0);
+      }
+      case op_kind::mul:
+      case op_kind::add:
+      case op_kind::div: {
+        if (n.shift < 0 || n.shift > 63) throw fail("mul: shift outside 0..63");
+        auto r = broadcast(in(0), in(1));
+        if (!r) throw fail("operand shapes do not broadcast");
+        return *std::move(r);
+      }
+      case op_kind::view:
+        return view_shape(n, in(0), fail);
       case op_kind::other:
         if (n.op == "flatten") {
           std::int64_t rest = 1;
@@ -279,8 +576,62 @@ class graph {
         }
         return in(0);
       default:
-        return in(0);  // batch_norm
+        return in(0);  // batch_norm, table, quantize, dequantize
     }
+  }
+  template <class Fail>
+  static std::vector<std::int64_t> view_shape(const node& n, const std::vector<std::int64_t>& in,
+                                              const Fail& fail) {
+    const std::vector<std::int64_t>& p = n.view;
+    const auto rank = static_cast<std::int64_t>(in.size());
+    if (n.op == "permute") {
+      std::vector<bool> seen(in.size(), false);
+      std::vector<std::int64_t> r;
+      if (p.size() != in.size()) throw fail("permute: the permutation's length is not the rank");
+      for (const std::int64_t a : p) {
+        if (a < 0 || a >= rank || seen[size(a)]) throw fail("permute: not a permutation");
+        seen[size(a)] = true;
+        r.push_back(in[size(a)]);
+      }
+      return r;
+    }
+    if (n.op == "slice") {
+      const std::int64_t axis = p[0], start = p[1], end = p[2];
+      if (axis < 0 || axis >= rank) throw fail("slice: axis outside the rank");
+      if (start < 0 || start >= end || end > in[size(axis)])
+        throw fail("slice: wants 0 <= start < end <= the axis size");
+      std::vector<std::int64_t> r = in;
+      r[size(axis)] = end - start;
+      return r;
+    }
+    // reshape
+    if (elements(n.name, p) != elements(n.name, in))
+      throw fail("reshape: the element count changes");
+    return p;
+  }
+  // An integer conv's operands: int8 weights, int32 bias of the output channel count, zero
+  // points in range, channels consistent with the groups.
+  template <class Fail>
+  void check_qconv(const node& n, const Fail& fail) const {
+    const node& w = at(n.inputs[1]);
+    const auto& xs = at(n.inputs[0]).shape;
+    const std::int64_t cout = w.shape[0], groups = n.conv.groups;
+    if (w.kind != qfold::op_kind::constant || !w.integer || w.type != qfold::dtype::int8)
+      throw fail("qconv2d: the weight must be an int8 int_constant");
+    if (cout % groups != 0 || xs[1] != w.shape[1] * groups)
+      throw fail("qconv2d: channel counts do not match the groups");
+    if (n.inputs.size() > 2) {
+      const node& b = at(n.inputs[2]);
+      if (b.kind != qfold::op_kind::constant || !b.integer || b.type != qfold::dtype::int32 ||
+          b.shape != std::vector<std::int64_t>{cout})
+        throw fail("qconv2d: the bias must be an int32 int_constant of shape (out_channels)");
+    }
+    const std::size_t zps = n.weight_zero_points.size();
+    if (zps != 1 && zps != size(cout))
+      throw fail("qconv2d: wants 1 or out_channels weight zero points");
+    for (const std::int64_t zp : n.weight_zero_points)
+      if (zp < -128 || zp > 127) throw fail("qconv2d: weight zero point outside int8");
+    valid_input_zero_point(n.name, n.input_zero_point);
   }
   node_id add(node n) {
     const auto id = static_cast<node_id>(nodes_.size());
@@ -289,6 +640,8 @@ class graph {
         throw std::invalid_argument("tiny: " + n.name + ": operand is not a live node");
     }
     if (n.kind != qfold::op_kind::input && n.kind != qfold::op_kind::constant) n.shape = infer(n);
+    if (n.kind == qfold::op_kind::view || n.kind == qfold::op_kind::other)
+      n.integer = at(n.inputs[0]).integer;
     for (const node_id i : n.inputs) mut(i).users.push_back(id);
     nodes_.push_back(std::move(n));
     return id;
@@ -299,5 +652,6 @@ class graph {
 };
 
 static_assert(qfold::batch_norm_foldable_graph<graph>);
+static_assert(qfold::detail::check_quantized<graph>() && qfold::quantized_graph<graph>);
 
 }  // namespace tiny
