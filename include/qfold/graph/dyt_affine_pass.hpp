@@ -8,6 +8,7 @@
 #include <ranges>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qfold/fold/dyt_affine.hpp"
@@ -174,7 +175,7 @@ constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
         conv, chain.views.empty() ? conv : chain.views.back(), conv, chain.source, conv, conv,
         chain.views, {}, {}, r.sites.size()};
     auto rejected = detail::plan_dyt_affine(g, *add, plan);
-    if (!rejected) plans.push_back(plan);
+    if (!rejected) plans.push_back(std::move(plan));
     r.sites.push_back({dyt_affine_pass_name, {*add, chain.source, conv}, rejected, 0});
   }
   for (auto& p : plans) {  // apply

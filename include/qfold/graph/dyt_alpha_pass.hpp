@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qfold/exact/domain.hpp"
@@ -101,7 +102,7 @@ constexpr report<node_id_t<G>> fold_dyt_alphas(G& g) {
     if (!mul || T::kind(g, *mul) != op_kind::mul) continue;
     detail::dyt_alpha_plan<id> plan{table, table, {}, r.sites.size()};
     auto rejected = detail::plan_dyt_alpha(g, *out_rescale, *mul, table, plan);
-    if (!rejected) plans.push_back(plan);
+    if (!rejected) plans.push_back(std::move(plan));
     r.sites.push_back({dyt_alpha_pass_name, {*mul, *out_rescale, table}, rejected, 0});
   }
   for (const auto& p : plans) {  // apply

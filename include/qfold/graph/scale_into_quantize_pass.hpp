@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qfold/fold/rejection.hpp"
@@ -88,7 +89,7 @@ constexpr report<node_id_t<G>> fold_scales_into_quantize(G& g,
     if (!op || (T::kind(g, *op) != op_kind::div && T::kind(g, *op) != op_kind::mul)) continue;
     detail::scale_plan<id> plan{q, *op, *op, std::nullopt, r.sites.size()};
     auto rejected = detail::plan_scale(g, o, plan);
-    if (!rejected) plans.push_back(plan);
+    if (!rejected) plans.push_back(std::move(plan));
     r.sites.push_back({scale_into_quantize_pass_name, {*op, q}, rejected, 0});
   }
   for (const auto& p : plans) {  // apply
