@@ -1,8 +1,9 @@
 // The DyT alpha, DyT affine and scale-into-quantize passes over a transformer-sized tiny-IR graph:
-// 1,000 blocks (about 30,000 nodes), each a DyT layer (alpha into the tanh table, gamma/beta into a 32-channel 3x3
-// integer conv) followed by an attention-style requantize by 1/8. Per pass: time per site, and the
-// share of it spent in the exhaustive proof (the IR-free fold on the same site's data). Baselines
-// in the same run: copying the graph (touching every node once) and generating the tanh table.
+// 1,000 blocks (about 30,000 nodes), each a DyT layer (alpha into the tanh table, gamma/beta into a
+// 32-channel 3x3 integer conv) followed by an attention-style requantize by 1/8. Per pass: time per
+// site, and the share of it spent in the exhaustive proof (the IR-free fold on the same site's
+// data). Baselines in the same run: copying the graph (touching every node once) and generating the
+// tanh table.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -40,10 +41,11 @@ tiny::graph transformer() {
     affine.out_channels = channels;
     affine.seed = static_cast<std::uint64_t>(b);
     const id conv = blocks::dyt_affine_conv(g, n + ".affine", t, affine);
-    const id scores =
-        blocks::rescale(g, n + ".scores", conv, qfold::int_type::i32, qfold::int_type::i8, 1.0 / 256);
+    const id scores = blocks::rescale(g, n + ".scores", conv, qfold::int_type::i32,
+                                      qfold::int_type::i8, 1.0 / 256);
     g.set_output_qparams(scores, scores_q);
-    const id scaled = blocks::requantize_sandwich(g, n + ".attn", scores, 0.125f, scores_q, scaled_q);
+    const id scaled =
+        blocks::requantize_sandwich(g, n + ".attn", scores, 0.125f, scores_q, scaled_q);
     g.mark_output(scaled);
   }
   return g;
@@ -65,9 +67,9 @@ void run_pass(benchmark::State& state, Pass pass) {
     if (r.folded() != sites) throw std::logic_error("bench: a site did not fold");
     benchmark::DoNotOptimize(r);
   }
-  state.counters["ns/site"] = benchmark::Counter(
-      static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
-                                      benchmark::Counter::kInvert);
+  state.counters["ns/site"] =
+      benchmark::Counter(static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
 }
 void pass_dyt_alpha(benchmark::State& s) {
   run_pass(s, [](tiny::graph& g) { return qfold::fold_dyt_alphas(g); });
@@ -89,9 +91,9 @@ template <class Fold>
 void proof(benchmark::State& state, Fold fold) {
   for (auto _ : state)
     for (int i = 0; i < sites; ++i) benchmark::DoNotOptimize(fold());
-  state.counters["ns/site"] = benchmark::Counter(
-      static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
-                                      benchmark::Counter::kInvert);
+  state.counters["ns/site"] =
+      benchmark::Counter(static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
 }
 void proof_dyt_alpha(benchmark::State& state) {
   const tiny::graph& g = graph();
@@ -122,9 +124,15 @@ void proof_dyt_affine(benchmark::State& state) {
                                     g.rescale(find(g, n + ".beta32")),
                                     g.int_constant(find(g, n + ".beta"))->data,
                                     g.rescale(find(g, n + ".sum"))};
-  const qfold::dyt_affine_conv c{w->data, w->shape, qfold::weight_layout::o_i_s, 1,
-                                 g.quantized_conv(conv)->weight_zero_points, qfold::dtype::int8,
-                                 g.int_constant(find(g, n + ".b"))->data, 0, false};
+  const qfold::dyt_affine_conv c{w->data,
+                                 w->shape,
+                                 qfold::weight_layout::o_i_s,
+                                 1,
+                                 g.quantized_conv(conv)->weight_zero_points,
+                                 qfold::dtype::int8,
+                                 g.int_constant(find(g, n + ".b"))->data,
+                                 0,
+                                 false};
   proof(state, [&] {
     qfold::dyt_affine_plan p;
     if (qfold::fold_dyt_affine(site, c, p)) throw std::logic_error("bench: affine refused");
@@ -147,9 +155,9 @@ void baseline_graph_copy(benchmark::State& state) {
     tiny::graph g = graph();
     benchmark::DoNotOptimize(g);
   }
-  state.counters["ns/site"] = benchmark::Counter(
-      static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
-                                      benchmark::Counter::kInvert);
+  state.counters["ns/site"] =
+      benchmark::Counter(static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
 }
 void baseline_tanh_table(benchmark::State& state) {
   const auto in = qfold::make_qparams(qfold::dtype::int8, 0.02, 0);

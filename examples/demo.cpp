@@ -113,8 +113,8 @@ void fold_a_quantized_block() {
   affine.output_zero_point = -3;
   const auto conv = blocks::dyt_affine_conv(g, "dyt.affine", t, affine);
   const auto scores_q = qfold::make_qparams(qfold::dtype::int8, 0.05, 0);
-  const auto scores = blocks::rescale(g, "scores", conv, qfold::int_type::i32, qfold::int_type::i8,
-                                      1.0 / 256);
+  const auto scores =
+      blocks::rescale(g, "scores", conv, qfold::int_type::i32, qfold::int_type::i8, 1.0 / 256);
   g.set_output_qparams(scores, scores_q);
   auto scaled_q = scores_q;
   scaled_q.scale = scores_q.scale * 0.125;
@@ -133,7 +133,8 @@ void fold_a_quantized_block() {
   print_report(g, report);
   const std::vector<double> after = tiny::evaluate(g, input);
   double diff = 0;
-  for (std::size_t i = 0; i < before.size(); ++i) diff = std::max(diff, std::abs(before[i] - after[i]));
+  for (std::size_t i = 0; i < before.size(); ++i)
+    diff = std::max(diff, std::abs(before[i] - after[i]));
   std::printf("   nodes: %zu before, %zu after; outputs: max |after - before| = %.3g\n",
               nodes_before, g.live_count(), diff);
   std::puts("   (the integer part is bit-exact on every input code, proven by the folds; only the");

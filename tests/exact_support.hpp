@@ -67,7 +67,8 @@ std::optional<i64> ref_rescale(const qfold::rescale_attributes& a, i64 multiplie
   return r.ok ? std::optional<i64>(r.value) : std::nullopt;
 }
 // Does the certificate give y on every input, evaluated by the reference?
-[[maybe_unused]] bool ref_reproduces(domain d, std::span<const i64> y, const qfold::rescale_certificate& c) {
+[[maybe_unused]] bool ref_reproduces(domain d, std::span<const i64> y,
+                                     const qfold::rescale_certificate& c) {
   for (std::size_t i = 0; i < y.size(); ++i) {
     const auto v =
         ref_rescale(c.attributes, c.scale.multiplier, c.scale.shift, d.lo + static_cast<i64>(i));
@@ -146,8 +147,8 @@ std::vector<i64> output_zero_points(domain d, std::span<const i64> y, const qfol
 }
 
 // The smallest (shift, then multiplier) RESCALE of `space` that gives y, by the reference search.
-[[maybe_unused]] std::optional<qfold::rescale_certificate> reference_smallest(domain d, std::span<const i64> y,
-                                                             const qfold::rescale_space& space) {
+[[maybe_unused]] std::optional<qfold::rescale_certificate> reference_smallest(
+    domain d, std::span<const i64> y, const qfold::rescale_space& space) {
   const std::array<i64, 1> zero{0};
   const auto izps =
       space.input_zero_points.empty() ? std::span<const i64>(zero) : space.input_zero_points;

@@ -29,14 +29,16 @@ inline id rescale(graph& g, const std::string& name, id x, qfold::int_type in, q
   a.output_zp = output_zp;
   const auto s = qfold::compute_multiplier_and_shift(scale, qfold::scale_width::bits32,
                                                      qfold::tie_rule::half_to_even);
-  if (!s) throw std::invalid_argument("tiny::blocks: " + name + ": " + std::string(s.error().message));
+  if (!s)
+    throw std::invalid_argument("tiny::blocks: " + name + ": " + std::string(s.error().message));
   return g.rescale(name, x, a, {*s});
 }
 
 inline std::vector<std::int8_t> tanh_table(const qfold::qparams& in, const qfold::qparams& out) {
   const auto t = qfold::make_table8<std::int8_t, std::int8_t>(qfold::conventions::executorch,
                                                               qfold::fn::tanh, in, out);
-  if (!t) throw std::invalid_argument("tiny::blocks: tanh table: " + std::string(t.error().message));
+  if (!t)
+    throw std::invalid_argument("tiny::blocks: tanh table: " + std::string(t.error().message));
   return {t->values.begin(), t->values.end()};
 }
 
@@ -54,10 +56,11 @@ inline id dyt_alpha(graph& g, const std::string& name, id x, const dyt_alpha_opt
   using qfold::int_type;
   g.set_output_qparams(x, o.activation);
   const double alpha_scale = (o.alpha < 0 ? -o.alpha : o.alpha) / 127;
-  const id alpha = g.int_constant(name + ".alpha", {o.alpha < 0 ? -127 : 127}, {1}, qfold::dtype::int8);
+  const id alpha =
+      g.int_constant(name + ".alpha", {o.alpha < 0 ? -127 : 127}, {1}, qfold::dtype::int8);
   g.set_output_qparams(alpha, qfold::make_qparams(qfold::dtype::int8, alpha_scale, 0));
-  const id a32 = rescale(g, name + ".x32", x, int_type::i8, int_type::i32, 1.0,
-                         o.activation.zero_point);
+  const id a32 =
+      rescale(g, name + ".x32", x, int_type::i8, int_type::i32, 1.0, o.activation.zero_point);
   const id alpha32 = rescale(g, name + ".alpha32", g.reshape(name + ".alpha_view", alpha, {1, 1}),
                              int_type::i8, int_type::i32, 1.0);
   const id product = g.mul(name + ".mul", a32, alpha32);
@@ -84,9 +87,11 @@ struct dyt_affine_options {
 inline id dyt_affine_conv(graph& g, const std::string& name, id t, const dyt_affine_options& o) {
   using qfold::int_type;
   const auto channels = static_cast<std::int64_t>(o.gamma.size());
-  const id gamma = g.int_constant(name + ".gamma", o.gamma, {1, 1, 1, channels}, qfold::dtype::int8);
+  const id gamma =
+      g.int_constant(name + ".gamma", o.gamma, {1, 1, 1, channels}, qfold::dtype::int8);
   const id beta = g.int_constant(name + ".beta", o.beta, {1, 1, 1, channels}, qfold::dtype::int8);
-  const id t32 = rescale(g, name + ".t32", t, int_type::i8, int_type::i32, 256.0, o.table_zero_point);
+  const id t32 =
+      rescale(g, name + ".t32", t, int_type::i8, int_type::i32, 256.0, o.table_zero_point);
   const id g32 = rescale(g, name + ".gamma32", gamma, int_type::i8, int_type::i32, 1.0);
   const id scaled = rescale(g, name + ".scaled", g.mul(name + ".mul", t32, g32), int_type::i32,
                             int_type::i8, 1.0 / 256);
@@ -101,9 +106,11 @@ inline id dyt_affine_conv(graph& g, const std::string& name, id t, const dyt_aff
     std::uint64_t z = (s += 0x9E3779B97F4A7C15u);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return lo + static_cast<std::int64_t>((z ^ (z >> 31)) % static_cast<std::uint64_t>(hi - lo + 1));
+    return lo +
+           static_cast<std::int64_t>((z ^ (z >> 31)) % static_cast<std::uint64_t>(hi - lo + 1));
   };
-  for (std::int64_t i = 0; i < o.out_channels * (channels / o.groups) * 9; ++i) w.push_back(next(-20, 20));
+  for (std::int64_t i = 0; i < o.out_channels * (channels / o.groups) * 9; ++i)
+    w.push_back(next(-20, 20));
   for (std::int64_t i = 0; i < o.out_channels; ++i) b.push_back(next(-1000, 1000));
   const id weights = g.int_constant(name + ".w", w, {o.out_channels, channels / o.groups, 3, 3},
                                     qfold::dtype::int8);
@@ -123,8 +130,8 @@ inline id scale_then_quantize(graph& g, const std::string& name, id x, float c,
 inline id requantize_sandwich(graph& g, const std::string& name, id codes, float c,
                               const qfold::qparams& in, const qfold::qparams& out) {
   const id factor = g.constant(name + ".c", {c}, {1});
-  return g.quantize(name + ".q", g.fmul(name + ".mul", g.dequantize(name + ".dq", codes, in), factor),
-                    out);
+  return g.quantize(name + ".q",
+                    g.fmul(name + ".mul", g.dequantize(name + ".dq", codes, in), factor), out);
 }
 
 }  // namespace tiny::blocks

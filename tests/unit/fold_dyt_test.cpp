@@ -76,9 +76,11 @@ alpha_expectation reference_alpha(const qfold::dyt_alpha_site& s) {
     e.table[i] = s.tanh_table[static_cast<std::size_t>(*q + 128)];
   }
   for (i64 c = -128; c < s.activation.lo; ++c)
-    e.table[static_cast<std::size_t>(c + 128)] = e.table[static_cast<std::size_t>(s.activation.lo + 128)];
+    e.table[static_cast<std::size_t>(c + 128)] =
+        e.table[static_cast<std::size_t>(s.activation.lo + 128)];
   for (i64 c = s.activation.hi + 1; c < 128; ++c)
-    e.table[static_cast<std::size_t>(c + 128)] = e.table[static_cast<std::size_t>(s.activation.hi + 128)];
+    e.table[static_cast<std::size_t>(c + 128)] =
+        e.table[static_cast<std::size_t>(s.activation.hi + 128)];
   return e;
 }
 
@@ -90,14 +92,14 @@ TEST_CASE("dyt alpha: the folded table is the pattern replayed by the reference"
     const auto tanh = random_table(gen);
     qfold::dyt_alpha_site s;
     s.activation = {pick(gen, 0, 3) == 0 ? -127 : -128, pick(gen, 0, 3) == 0 ? 100 : 127};
-    s.activation_rescale =
-        sc.view(attrs(int_type::i8, int_type::i32, pick(gen, -128, 127)), random_scale(gen, 20, 40));
-    s.alpha_rescale =
-        sc.view(attrs(int_type::i8, int_type::i32, pick(gen, -128, 127)), random_scale(gen, 20, 40));
+    s.activation_rescale = sc.view(attrs(int_type::i8, int_type::i32, pick(gen, -128, 127)),
+                                   random_scale(gen, 20, 40));
+    s.alpha_rescale = sc.view(attrs(int_type::i8, int_type::i32, pick(gen, -128, 127)),
+                              random_scale(gen, 20, 40));
     s.alpha = pick(gen, -128, 127);
     s.mul_shift = pick(gen, 0, 3) == 0 ? static_cast<int>(pick(gen, 1, 6)) : 0;
-    s.output_rescale =
-        sc.view(attrs(int_type::i32, int_type::i8, 0, pick(gen, -128, 127)), random_scale(gen, 2, 62));
+    s.output_rescale = sc.view(attrs(int_type::i32, int_type::i8, 0, pick(gen, -128, 127)),
+                               random_scale(gen, 2, 62));
     s.tanh_input = pick(gen, 0, 4) == 0 ? qfold::domain{-100, 100} : qfold::int8_domain;
     s.tanh_table = tanh;
     const alpha_expectation e = reference_alpha(s);
@@ -107,7 +109,9 @@ TEST_CASE("dyt alpha: the folded table is the pattern replayed by the reference"
     if (r) {
       CHECK(r->code == *e.rejected);
       CHECK(r->index == e.index);
-      (r->code == reason::overflow ? overflowed : r->code == reason::out_of_range ? narrowed : failed) += 1;
+      (r->code == reason::overflow       ? overflowed
+       : r->code == reason::out_of_range ? narrowed
+                                         : failed) += 1;
     } else {
       CHECK(out == e.table);
       ++folded;
@@ -115,8 +119,8 @@ TEST_CASE("dyt alpha: the folded table is the pattern replayed by the reference"
   }
   // The random cases reach every outcome (a test that never folds proves nothing).
   CHECK(folded > scaled(1000));
-  INFO("folded " << folded << " overflowed " << overflowed << " narrowed " << narrowed
-                   << " failed " << failed);
+  INFO("folded " << folded << " overflowed " << overflowed << " narrowed " << narrowed << " failed "
+                 << failed);
   CHECK(narrowed > scaled(80));
   CHECK(failed > scaled(80));
 }
@@ -125,7 +129,8 @@ TEST_CASE("dyt alpha: a wrapping MUL (shift 0) is replayed, not refused", "[fold
   // 2^16 * 2^15 wraps to -2^31 in TOSA MUL with shift 0; the fold must reproduce that.
   scales sc;
   std::vector<std::int8_t> tanh(256);
-  for (std::size_t i = 0; i < 256; ++i) tanh[i] = static_cast<std::int8_t>(static_cast<int>(i) - 128);
+  for (std::size_t i = 0; i < 256; ++i)
+    tanh[i] = static_cast<std::int8_t>(static_cast<int>(i) - 128);
   qfold::dyt_alpha_site s{qfold::int8_domain,
                           sc.view(attrs(int_type::i8, int_type::i32), {1 << 30, 14}),  // x * 2^16
                           sc.view(attrs(int_type::i8, int_type::i32), {1 << 30, 15}),  // 2^15
@@ -226,7 +231,7 @@ TEST_CASE("dyt alpha: folds at compile time", "[fold][dyt][static]") {
     rescale_attributes to32, to8;
     to32.output_type = int_type::i32;
     to8.input_type = int_type::i32;
-    const qfold::dyt_alpha_site s{qfold::int8_domain, {to32, one}, {to32, one}, 4, 0,
+    const qfold::dyt_alpha_site s{qfold::int8_domain, {to32, one},        {to32, one}, 4, 0,
                                   {to8, out_scale},   qfold::int8_domain, tanh};
     std::array<std::int8_t, 256> out{};
     return qfold::fold_dyt_alpha(s, out) ? std::array<std::int8_t, 256>{} : out;
@@ -285,8 +290,8 @@ void check_fold_exact(const affine_case& c, const qfold::dyt_affine_plan& p) {
         for (const i64 t : ts) {
           const auto a = reference_a(s, ci, t);
           REQUIRE(a);
-          const qref::i128 v =
-              qref::i128{p.weights[e] - wzp} * (t - tzp) - qref::i128{c.weights[e] - wzp} * (*a - azp);
+          const qref::i128 v = qref::i128{p.weights[e] - wzp} * (t - tzp) -
+                               qref::i128{c.weights[e] - wzp} * (*a - azp);
           if (d) REQUIRE(*d == v);
           d = v;
         }
@@ -307,7 +312,8 @@ bool reference_all_lines(const qfold::dyt_affine_site& s) {
     bool any = false;
     for (i64 k = -255; k <= 255 && !any; ++k) {
       const i64 b = *reference_a(s, c, ts[0]) - k * ts[0];
-      any = std::all_of(ts.begin(), ts.end(), [&](i64 t) { return *reference_a(s, c, t) == k * t + b; });
+      any = std::all_of(ts.begin(), ts.end(),
+                        [&](i64 t) { return *reference_a(s, c, t) == k * t + b; });
     }
     if (!any) return false;
   }
@@ -329,30 +335,36 @@ affine_case random_affine(std::mt19937_64& gen, bool exact_kind) {
   const auto rnd = [&] { return random_scale(gen, 28, 36); };
   c.site.table = c.table;
   c.site.table_zero_point = tzp;
-  c.site.table_rescale = c.sc.view(attrs(int_type::i8, int_type::i32, tzp), exact_kind ? up(8) : rnd());
+  c.site.table_rescale =
+      c.sc.view(attrs(int_type::i8, int_type::i32, tzp), exact_kind ? up(8) : rnd());
   c.site.gamma_rescale = c.sc.view(attrs(int_type::i8, int_type::i32), exact_kind ? up(0) : rnd());
   for (std::size_t i = 0; i < channels; ++i) {
-    c.gamma.push_back(exact_kind ? std::array<i64, 3>{-1, 1, 2}[static_cast<std::size_t>(pick(gen, 0, 2))]
-                                 : pick(gen, -128, 127));
+    c.gamma.push_back(exact_kind
+                          ? std::array<i64, 3>{-1, 1, 2}[static_cast<std::size_t>(pick(gen, 0, 2))]
+                          : pick(gen, -128, 127));
     c.beta.push_back(pick(gen, exact_kind ? -20 : -128, exact_kind ? 20 : 127));
   }
   c.site.gamma = c.gamma;
   c.site.mul_shift = 0;
-  c.site.product_rescale = c.sc.view(attrs(int_type::i32, int_type::i8, 0, 0), exact_kind ? down(8) : rnd());
+  c.site.product_rescale =
+      c.sc.view(attrs(int_type::i32, int_type::i8, 0, 0), exact_kind ? down(8) : rnd());
   c.site.scaled_rescale = c.sc.view(attrs(int_type::i8, int_type::i32), exact_kind ? up(4) : rnd());
   c.site.beta_rescale = c.sc.view(attrs(int_type::i8, int_type::i32), exact_kind ? up(4) : rnd());
   c.site.beta = c.beta;
   const i64 azp = pick(gen, -5, 5);
-  c.site.sum_rescale = c.sc.view(attrs(int_type::i32, int_type::i8, 0, azp), exact_kind ? down(4) : rnd());
+  c.site.sum_rescale =
+      c.sc.view(attrs(int_type::i32, int_type::i8, 0, azp), exact_kind ? down(4) : rnd());
   const i64 outs = static_cast<i64>(pick(gen, 1, 2)) * groups;
   c.shape = {outs, static_cast<i64>(channels) / groups, 3, 3};
   for (i64 e = 0; e < outs * c.shape[1] * 9; ++e) c.weights.push_back(pick(gen, -30, 30));
-  c.wzp = pick(gen, 0, 1) == 0 ? std::vector<i64>{0} : std::vector<i64>(static_cast<std::size_t>(outs), 0);
+  c.wzp = pick(gen, 0, 1) == 0 ? std::vector<i64>{0}
+                               : std::vector<i64>(static_cast<std::size_t>(outs), 0);
   for (auto& z : c.wzp) z = pick(gen, -3, 3);
   if (pick(gen, 0, 3) != 0)
     for (i64 o = 0; o < outs; ++o) c.bias.push_back(pick(gen, -100000, 100000));
-  c.conv = {c.weights, c.shape, qfold::weight_layout::o_i_s, groups, c.wzp, qfold::dtype::int8,
-            c.bias, azp, false};
+  c.conv = {c.weights, c.shape, qfold::weight_layout::o_i_s,
+            groups,    c.wzp,   qfold::dtype::int8,
+            c.bias,    azp,     false};
   return c;
 }
 
@@ -370,7 +382,8 @@ TEST_CASE("dyt affine: folds are exact on every input, refusals are warranted", 
       } else {
         REQUIRE(p.action == qfold::dyt_affine_action::bypass_affine);
         for (const auto t : c.table)
-          for (std::size_t ch = 0; ch < c.gamma.size(); ++ch) CHECK(reference_a(c.site, ch, t) == t);
+          for (std::size_t ch = 0; ch < c.gamma.size(); ++ch)
+            CHECK(reference_a(c.site, ch, t) == t);
         ++bypasses;
       }
     } else if (r->code == reason::not_exact) {

@@ -52,8 +52,8 @@ TEST_CASE("scale into quantize: the sandwich proof agrees with the model on ever
     const auto type = wide ? qfold::dtype::int16 : qfold::dtype::int8;
     const double s_in = std::ldexp(1.0 + static_cast<double>(pick(gen, 0, 1000)) / 1000.0,
                                    static_cast<int>(pick(gen, -12, 2)));
-    const float c = std::array<float, 6>{2.0f, 8.0f, 3.0f, 0.125f, 11.3137085f, 1.0f / 3}
-        [static_cast<std::size_t>(pick(gen, 0, 5))];
+    const float c = std::array<float, 6>{
+        2.0f, 8.0f, 3.0f, 0.125f, 11.3137085f, 1.0f / 3}[static_cast<std::size_t>(pick(gen, 0, 5))];
     const scale_op op = n % 2 == 0 ? scale_op::div : scale_op::mul;
     const i64 zp = wide ? 0 : pick(gen, -20, 20);
     // S_out = S_in / c (div) or S_in * c (mul), then nudged by 0, 1e-7, 1e-4 or 1e-2 relative.
@@ -61,7 +61,8 @@ TEST_CASE("scale into quantize: the sandwich proof agrees with the model on ever
     const double nudge =
         std::array<double, 4>{0, 1e-7, 1e-4, 1e-2}[static_cast<std::size_t>((n / 2) % 4)];
     const qparams in = qfold::make_qparams(type, s_in, static_cast<std::int32_t>(zp));
-    const qparams out = qfold::make_qparams(type, ideal * (1 + nudge), static_cast<std::int32_t>(zp));
+    const qparams out =
+        qfold::make_qparams(type, ideal * (1 + nudge), static_cast<std::int32_t>(zp));
     const auto r = qfold::prove_requantize_identity(op, c, in, out, qfold::conventions::executorch);
     const auto expected = first_moved_code(op, c, in, out);
     REQUIRE(r.has_value() == expected.has_value());
@@ -87,7 +88,8 @@ TEST_CASE("scale into quantize: sandwich guards", "[fold][scale]") {
   };
   CHECK_FALSE(qfold::prove_requantize_identity(scale_op::mul, 1.0f, q8, q8, ex));
   CHECK_FALSE(qfold::prove_requantize_identity(scale_op::mul, 1.0f, q16, q16, ex));
-  refuses(qfold::prove_requantize_identity(scale_op::div, 0.0f, q8, q8, ex), reason::invalid_constant);
+  refuses(qfold::prove_requantize_identity(scale_op::div, 0.0f, q8, q8, ex),
+          reason::invalid_constant);
   refuses(qfold::prove_requantize_identity(scale_op::div, std::numeric_limits<float>::infinity(),
                                            q8, q8, ex),
           reason::invalid_constant);
@@ -104,19 +106,23 @@ TEST_CASE("scale into quantize: sandwich guards", "[fold][scale]") {
   bad.scale = -1;
   refuses(qfold::prove_requantize_identity(scale_op::mul, 1.0f, bad, q8, ex),
           reason::qparams_mismatch);
-  refuses(qfold::prove_requantize_identity(
-              scale_op::mul, 1.0f, qfold::make_qparams(qfold::dtype::int32, 0.1, 0),
-              qfold::make_qparams(qfold::dtype::int32, 0.1, 0), ex),
+  refuses(qfold::prove_requantize_identity(scale_op::mul, 1.0f,
+                                           qfold::make_qparams(qfold::dtype::int32, 0.1, 0),
+                                           qfold::make_qparams(qfold::dtype::int32, 0.1, 0), ex),
           reason::unsupported);
 }
 
 // Inputs that probe every rounding decision: each tie (k + 1/2) S' and its float neighbours for
 // every code, +-0, subnormals, huge values, +-inf, NaN, and random floats of every magnitude.
 std::vector<float> probes(const qparams& folded, std::mt19937_64& gen) {
-  std::vector<float> xs{0.0f, -0.0f, std::numeric_limits<float>::denorm_min(),
+  std::vector<float> xs{0.0f,
+                        -0.0f,
+                        std::numeric_limits<float>::denorm_min(),
                         -std::numeric_limits<float>::denorm_min(),
-                        std::numeric_limits<float>::min(), std::numeric_limits<float>::max(),
-                        -std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::min(),
+                        std::numeric_limits<float>::max(),
+                        -std::numeric_limits<float>::max(),
+                        std::numeric_limits<float>::infinity(),
                         -std::numeric_limits<float>::infinity(),
                         std::numeric_limits<float>::quiet_NaN()};
   for (i64 k = folded.qmin - folded.zero_point - 2; k <= folded.qmax - folded.zero_point + 2; ++k) {
@@ -160,13 +166,13 @@ TEST_CASE("scale into quantize: any other constant is refused, and a code does m
   const qparams q = qfold::make_qparams(qfold::dtype::int8, 0.05, 0);
   for (const float c : {3.0f, 11.3137085f, 0.1f}) {  // 11.31...: sqrt(128), an attention scale
     qparams folded{};
-    const auto r = qfold::fold_scale_into_quantize(scale_op::div, c, q, qfold::conventions::executorch,
-                                                   float_exactness::bit_exact, folded);
+    const auto r = qfold::fold_scale_into_quantize(
+        scale_op::div, c, q, qfold::conventions::executorch, float_exactness::bit_exact, folded);
     REQUIRE(r);
     CHECK(r->code == reason::not_exact);
     // Folded anyway (the tolerance policy), some input near a tie gets another code.
-    REQUIRE_FALSE(qfold::fold_scale_into_quantize(scale_op::div, c, q, qfold::conventions::executorch,
-                                                  float_exactness::real, folded));
+    REQUIRE_FALSE(qfold::fold_scale_into_quantize(
+        scale_op::div, c, q, qfold::conventions::executorch, float_exactness::real, folded));
     bool moved = false;
     for (const float x : probes(folded, gen))
       moved |= ref_quantize(x / c, q) != ref_quantize(x, folded);
@@ -198,16 +204,14 @@ TEST_CASE("scale into quantize: guards", "[fold][scale]") {
   // At compile time, on both compilers.
   STATIC_REQUIRE([] {
     qparams folded{};
-    return !qfold::fold_scale_into_quantize(scale_op::mul, 4.0f,
-                                            qfold::make_qparams(qfold::dtype::int8, 0.5, 1),
-                                            qfold::conventions::executorch,
-                                            float_exactness::bit_exact, folded) &&
+    return !qfold::fold_scale_into_quantize(
+               scale_op::mul, 4.0f, qfold::make_qparams(qfold::dtype::int8, 0.5, 1),
+               qfold::conventions::executorch, float_exactness::bit_exact, folded) &&
            folded.scale == 0.125;
   }());
-  STATIC_REQUIRE(!qfold::prove_requantize_identity(scale_op::div, 2.0f,
-                                                   qfold::make_qparams(qfold::dtype::int8, 0.5, 1),
-                                                   qfold::make_qparams(qfold::dtype::int8, 0.25, 1),
-                                                   qfold::conventions::executorch));
+  STATIC_REQUIRE(!qfold::prove_requantize_identity(
+      scale_op::div, 2.0f, qfold::make_qparams(qfold::dtype::int8, 0.5, 1),
+      qfold::make_qparams(qfold::dtype::int8, 0.25, 1), qfold::conventions::executorch));
 }
 
 }  // namespace

@@ -32,8 +32,7 @@ std::size_t count_kind(const tiny::graph& g, qfold::op_kind k) {
 }
 // Outputs equal bit for bit (NaN included).
 bool same(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) {
            return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
          });
 }
@@ -115,7 +114,8 @@ TEST_CASE("dyt alpha pass: every guard refuses and leaves the graph as it was", 
     pc.per_channel = true;
     const id a32 = g.rescale("x32", x, pc, std::vector<qfold::scale_factor>(4, {1 << 30, 30}));
     const id alpha = g.int_constant("alpha", {3}, {1}, qfold::dtype::int8);
-    const id alpha32 = blocks::rescale(g, "alpha32", alpha, qfold::int_type::i8, qfold::int_type::i32, 1);
+    const id alpha32 =
+        blocks::rescale(g, "alpha32", alpha, qfold::int_type::i8, qfold::int_type::i32, 1);
     const id to8 = blocks::rescale(g, "to8", g.mul("mul", a32, alpha32), qfold::int_type::i32,
                                    qfold::int_type::i8, 0.5);
     g.mark_output(g.table("tanh", to8, std::vector<std::int8_t>(256, 1)));
@@ -161,9 +161,11 @@ affine_graph make_affine(const blocks::dyt_affine_options& o) {
   affine_graph a;
   const id x = a.g.input("x", {1, side, side, channels});
   std::vector<std::int8_t> table(256);
-  for (int i = 0; i < 256; ++i) table[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i - 128) / 4);
+  for (int i = 0; i < 256; ++i)
+    table[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i - 128) / 4);
   const id t = a.g.table("table", x, table);
-  a.g.set_output_qparams(t, qfold::make_qparams(qfold::dtype::int8, 0.1, static_cast<std::int32_t>(o.table_zero_point)));
+  a.g.set_output_qparams(t, qfold::make_qparams(qfold::dtype::int8, 0.1,
+                                                static_cast<std::int32_t>(o.table_zero_point)));
   a.conv = blocks::dyt_affine_conv(a.g, "affine", t, o);
   a.g.mark_output(a.conv);
   return a;
@@ -172,7 +174,8 @@ affine_graph make_affine(const blocks::dyt_affine_options& o) {
 std::vector<double> every_code_per_channel() {
   std::vector<double> r;
   for (std::int64_t p = 0; p < side * side; ++p)
-    for (std::int64_t c = 0; c < channels; ++c) r.push_back(static_cast<double>((p + 37 * c) % 256 - 128));
+    for (std::int64_t c = 0; c < channels; ++c)
+      r.push_back(static_cast<double>((p + 37 * c) % 256 - 128));
   return r;
 }
 blocks::dyt_affine_options affine_options(std::vector<std::int64_t> gamma,
@@ -237,7 +240,9 @@ TEST_CASE("dyt affine pass: every guard refuses and leaves the graph as it was",
     auto a = make_affine(affine_options({2, 2, 2, 2}, {0, 0, 0, 0}, 0));
     const id w = a.g.operands(a.conv)[1];
     const auto shape = a.g.at(w).shape;
-    a.g.set_operand(a.conv, 1, a.g.int_constant("big", std::vector<std::int64_t>(a.g.at(w).ints.size(), 100), shape, qfold::dtype::int8));
+    a.g.set_operand(a.conv, 1,
+                    a.g.int_constant("big", std::vector<std::int64_t>(a.g.at(w).ints.size(), 100),
+                                     shape, qfold::dtype::int8));
     rejects(a.g, affine_pass, reason::out_of_range);
   }
   {  // not an integer line: gamma 3 then / 2 (a non-power-of-two rescale)
@@ -246,7 +251,9 @@ TEST_CASE("dyt affine pass: every guard refuses and leaves the graph as it was",
     const id add = a.g.operands(sum)[0];
     const id scaled32 = a.g.operands(add)[0];
     const id scaled = a.g.operands(scaled32)[0];
-    a.g.set_operand(scaled32, 0, blocks::rescale(a.g, "third", scaled, qfold::int_type::i8, qfold::int_type::i8, 1.0 / 3));
+    a.g.set_operand(
+        scaled32, 0,
+        blocks::rescale(a.g, "third", scaled, qfold::int_type::i8, qfold::int_type::i8, 1.0 / 3));
     // The extra RESCALE is int8 -> int8: the ADD's activation is no longer a rescaled MUL.
     rejects(a.g, affine_pass, reason::unsupported);
   }
@@ -305,7 +312,8 @@ TEST_CASE("scale into quantize pass: the sandwich goes, same codes for every cod
         CHECK(r.sites[0].rejected->code == reason::not_exact);
         const auto index = r.sites[0].rejected->index;
         const double code = input[index];
-        const float kept = static_cast<float>(code - out.zero_point) * static_cast<float>(out.scale);
+        const float kept =
+            static_cast<float>(code - out.zero_point) * static_cast<float>(out.scale);
         CHECK(before[index] != static_cast<double>(kept));
       }
     }
@@ -338,8 +346,8 @@ TEST_CASE("scale into quantize pass: a power-of-two scale folds into the quantiz
   tiny::graph h;
   h.mark_output(blocks::scale_then_quantize(h, "scores", h.input("x", {4}), 11.3137085f, q));
   rejects(h, scale_pass, reason::not_exact);
-  const auto real = qfold::fold_scales_into_quantize(h, {qfold::conventions::executorch,
-                                                          qfold::float_exactness::real});
+  const auto real = qfold::fold_scales_into_quantize(
+      h, {qfold::conventions::executorch, qfold::float_exactness::real});
   CHECK(real.folded() == 1);
 }
 
@@ -407,10 +415,9 @@ TEST_CASE("scale into quantize pass: every guard refuses and leaves the graph as
 
 TEST_CASE("standard pipeline: the passes the adapter supports, by name", "[graph]") {
   const auto p = qfold::standard_pipeline<tiny::graph>();
-  CHECK(p.names() == std::vector<std::string_view>{qfold::batch_norm_pass_name,
-                                                   qfold::scale_into_quantize_pass_name,
-                                                   qfold::dyt_alpha_pass_name,
-                                                   qfold::dyt_affine_pass_name});
+  CHECK(p.names() == std::vector<std::string_view>{
+                         qfold::batch_norm_pass_name, qfold::scale_into_quantize_pass_name,
+                         qfold::dyt_alpha_pass_name, qfold::dyt_affine_pass_name});
 }
 
 }  // namespace

@@ -23,17 +23,17 @@ namespace qfold {
 
 // a = R_ao(R_aa(R_go(R_ta(t) * R_g(gamma[c]))) + R_b(beta[c])) for table output t, channel c.
 struct dyt_affine_site {
-  std::span<const std::int8_t> table;        // the TABLE's 256 entries: every t that can occur
-  std::int64_t table_zero_point = 0;         // of the TABLE's output
-  rescale_view table_rescale;                // R_ta: int8 -> int32
-  rescale_view gamma_rescale;                // R_g:  int8 -> int32
-  std::span<const std::int64_t> gamma;       // C int8 codes
-  int mul_shift = 0;                         // TOSA MUL shift
-  rescale_view product_rescale;              // R_go: int32 -> int8
-  rescale_view scaled_rescale;               // R_aa: int8 -> int32
-  rescale_view beta_rescale;                 // R_b:  int8 -> int32
-  std::span<const std::int64_t> beta;        // C int8 codes
-  rescale_view sum_rescale;                  // R_ao: int32 -> int8, the convolution's input
+  std::span<const std::int8_t> table;   // the TABLE's 256 entries: every t that can occur
+  std::int64_t table_zero_point = 0;    // of the TABLE's output
+  rescale_view table_rescale;           // R_ta: int8 -> int32
+  rescale_view gamma_rescale;           // R_g:  int8 -> int32
+  std::span<const std::int64_t> gamma;  // C int8 codes
+  int mul_shift = 0;                    // TOSA MUL shift
+  rescale_view product_rescale;         // R_go: int32 -> int8
+  rescale_view scaled_rescale;          // R_aa: int8 -> int32
+  rescale_view beta_rescale;            // R_b:  int8 -> int32
+  std::span<const std::int64_t> beta;   // C int8 codes
+  rescale_view sum_rescale;             // R_ao: int32 -> int8, the convolution's input
 };
 
 // The integer convolution that reads `a` (weights (O, I / groups, spatial...) in o_i_s or o_s_i).
@@ -50,9 +50,9 @@ struct dyt_affine_conv {
 };
 
 enum class dyt_affine_action : std::uint8_t {
-  fold,               // gamma and beta folded into the weights and bias; conv reads the table
-  bypass_affine,      // gamma and beta are an identity on the table's codes: conv reads the table
-  bypass_gamma,       // only gamma is an identity: beta's RESCALE reads the table (padded conv)
+  fold,           // gamma and beta folded into the weights and bias; conv reads the table
+  bypass_affine,  // gamma and beta are an identity on the table's codes: conv reads the table
+  bypass_gamma,   // only gamma is an identity: beta's RESCALE reads the table (padded conv)
 };
 
 struct dyt_affine_plan {
@@ -197,8 +197,7 @@ struct weight_channels {
       plan.action = dyt_affine_action::bypass_gamma;
       return std::nullopt;
     }
-    return rejection{reason::padding,
-                     "padded conv: beta cannot fold and gamma is not an identity"};
+    return rejection{reason::padding, "padded conv: beta cannot fold and gamma is not an identity"};
   }
   // a - azp = k (t - tzp) + m per channel: the line y = k t + b gives m = b + k tzp - azp.
   const std::size_t n = v.t.size();
@@ -207,8 +206,8 @@ struct weight_channels {
     const line_fit fit = fit_line(v.t, std::span<const std::int64_t>(v.a).subspan(c * n, n));
     if (!fit.line)
       return rejection{reason::not_exact, "a channel's map is not an exact integer line", c};
-    lines.push_back({fit.line->slope,
-                     fit.line->offset + fit.line->slope * s.table_zero_point - conv.input_zero_point});
+    lines.push_back({fit.line->slope, fit.line->offset + fit.line->slope * s.table_zero_point -
+                                          conv.input_zero_point});
   }
   const dtype_range wr = range_of(conv.weight_type);
   const std::size_t spatial = count / (out_channels * per_group_in);

@@ -102,8 +102,8 @@ namespace detail {
   if (!alpha32) return rejection{reason::unsupported_rescale, "the alpha RESCALE fails on alpha"};
   for (std::int64_t c = s.activation.lo; c <= s.activation.hi; ++c) {
     const auto entry = static_cast<std::size_t>(c + 128);
-    const auto a32 = checked::rescale_value(s.activation_rescale.attributes,
-                                            s.activation_rescale.scales[0], c);
+    const auto a32 =
+        checked::rescale_value(s.activation_rescale.attributes, s.activation_rescale.scales[0], c);
     if (!a32)
       return rejection{reason::unsupported_rescale, "the activation RESCALE fails on a code",
                        entry};

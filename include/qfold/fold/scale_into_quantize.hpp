@@ -58,9 +58,10 @@ template <std::floating_point Real>
     return rejection{reason::invalid_constant, "the constant is zero or not finite"};
   if (c < 0)
     return rejection{reason::invalid_constant, "a negative constant would need a negative scale"};
-  if (!validate(q)) return rejection{reason::qparams_mismatch, "the quantize's qparams are invalid"};
-  const double scale = op == scale_op::div ? q.scale * static_cast<double>(c)
-                                           : q.scale / static_cast<double>(c);
+  if (!validate(q))
+    return rejection{reason::qparams_mismatch, "the quantize's qparams are invalid"};
+  const double scale =
+      op == scale_op::div ? q.scale * static_cast<double>(c) : q.scale / static_cast<double>(c);
   constexpr double bound = 0x1p100;
   if (!(q.scale >= 1 / bound && q.scale <= bound && scale >= 1 / bound && scale <= bound))
     return rejection{reason::out_of_range, "a scale outside 2^-100..2^100"};

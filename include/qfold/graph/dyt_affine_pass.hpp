@@ -128,19 +128,18 @@ template <class G>
 
   const auto table_values = T::table_values(g, plan.table);
   const auto table_q = T::qparams(g, plan.table);
-  const dyt_affine_site site{
-      table_values,
-      table_q ? std::int64_t{table_q->zero_point}
-              : T::rescale(g, table_side.rescale).attributes.input_zp,
-      T::rescale(g, table_side.rescale),
-      T::rescale(g, gamma_side.rescale),
-      gamma->data,
-      T::mul_shift(g, *mul),
-      T::rescale(g, plan.product_rescale),
-      T::rescale(g, plan.scaled_rescale),
-      T::rescale(g, beta_side.rescale),
-      beta->data,
-      T::rescale(g, plan.sum_rescale)};
+  const dyt_affine_site site{table_values,
+                             table_q ? std::int64_t{table_q->zero_point}
+                                     : T::rescale(g, table_side.rescale).attributes.input_zp,
+                             T::rescale(g, table_side.rescale),
+                             T::rescale(g, gamma_side.rescale),
+                             gamma->data,
+                             T::mul_shift(g, *mul),
+                             T::rescale(g, plan.product_rescale),
+                             T::rescale(g, plan.scaled_rescale),
+                             T::rescale(g, beta_side.rescale),
+                             beta->data,
+                             T::rescale(g, plan.sum_rescale)};
   const dyt_affine_conv conv{weights->data,
                              weights->shape,
                              attrs.layout,
@@ -172,8 +171,11 @@ constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
     const auto add = detail::only_operand(g, chain.source);
     if (!add || T::kind(g, *add) != op_kind::add) continue;
     detail::dyt_affine_graph_plan<id> plan{
-        conv, chain.views.empty() ? conv : chain.views.back(), conv, chain.source, conv, conv,
-        chain.views, {}, {}, r.sites.size()};
+        conv,        chain.views.empty() ? conv : chain.views.back(),
+        conv,        chain.source,
+        conv,        conv,
+        chain.views, {},
+        {},          r.sites.size()};
     auto rejected = detail::plan_dyt_affine(g, *add, plan);
     if (!rejected) plans.push_back(std::move(plan));
     r.sites.push_back({dyt_affine_pass_name, {*add, chain.source, conv}, rejected, 0});

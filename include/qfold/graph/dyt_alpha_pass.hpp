@@ -63,14 +63,10 @@ template <class G>
   const node_id_t<G> act_rescale = act_side.rescale;
   const node_id_t<G> alpha_rescale = alpha_side.rescale;
   plan.activation = act_side.source.source;
-  const dyt_alpha_site site{codes_of(g, plan.activation),
-                            T::rescale(g, act_rescale),
-                            T::rescale(g, alpha_rescale),
-                            alpha->data[0],
-                            T::mul_shift(g, mul),
-                            T::rescale(g, out_rescale),
-                            codes_of(g, out_rescale),
-                            T::table_values(g, table)};
+  const dyt_alpha_site site{codes_of(g, plan.activation), T::rescale(g, act_rescale),
+                            T::rescale(g, alpha_rescale), alpha->data[0],
+                            T::mul_shift(g, mul),         T::rescale(g, out_rescale),
+                            codes_of(g, out_rescale),     T::table_values(g, table)};
   const auto act_q = T::qparams(g, plan.activation);
   const auto tanh_q = T::qparams(g, out_rescale);
   if (act_q && tanh_q) {

@@ -76,8 +76,7 @@ template <class G>
 }  // namespace detail
 
 template <class G>
-constexpr report<node_id_t<G>> fold_scales_into_quantize(G& g,
-                                                         scale_into_quantize_options o = {}) {
+constexpr report<node_id_t<G>> fold_scales_into_quantize(G& g, scale_into_quantize_options o = {}) {
   static_assert(detail::check_quantize_foldable<G>());
   using T = ir_traits<G>;
   using id = node_id_t<G>;

@@ -240,9 +240,7 @@ concept has_output_rank = requires(const G& g, node_id_t<G> n) {
 };
 template <class G>
 concept has_int_constant = requires(const G& g, node_id_t<G> n) {
-  {
-    ir_traits<G>::int_constant(g, n)
-    } -> std::same_as<std::optional<tensor_view<std::int64_t>>>;
+  { ir_traits<G>::int_constant(g, n) } -> std::same_as<std::optional<tensor_view<std::int64_t>>>;
 };
 template <class G>
 concept has_output_shape = requires(const G& g, node_id_t<G> n) {
@@ -271,9 +269,7 @@ concept has_view_axis = requires(const G& g, node_id_t<G> n, std::int64_t a) {
 };
 template <class G>
 concept has_quantized_conv = requires(const G& g, node_id_t<G> n) {
-  {
-    ir_traits<G>::quantized_conv(g, n)
-    } -> std::same_as<std::optional<quantized_conv_attributes>>;
+  { ir_traits<G>::quantized_conv(g, n) } -> std::same_as<std::optional<quantized_conv_attributes>>;
 };
 template <class G>
 concept has_quantized_mutation = requires(G& g, node_id_t<G> n, std::span<const std::int64_t> d,
@@ -312,15 +308,15 @@ concept batch_norm_foldable_graph =
     detail::has_batch_norm_attributes<G> && detail::has_output_rank<G>;
 // What the scale-into-quantize pass reads and changes: float constants and quantization.
 template <class G>
-concept quantize_foldable_graph = constant_graph<G> && mutable_graph<G> &&
-    detail::has_qparams<G> && detail::has_set_qparams<G>;
+concept quantize_foldable_graph =
+    constant_graph<G> && mutable_graph<G> && detail::has_qparams<G> && detail::has_set_qparams<G>;
 // What the DyT passes read and change: integer constants, RESCALE, MUL, TABLE, integer convs.
 template <class G>
-concept quantized_graph = quantize_foldable_graph<G> && detail::has_int_constant<G> &&
-    detail::has_output_shape<G> && detail::has_rescale<G> && detail::has_mul_shift<G> &&
-    detail::has_table_values<G> && detail::has_qparams<G> && detail::has_view_axis<G> &&
-    detail::has_conv_attributes<G> && detail::has_quantized_conv<G> &&
-    detail::has_quantized_mutation<G>;
+concept quantized_graph =
+    quantize_foldable_graph<G> && detail::has_int_constant<G> && detail::has_output_shape<G> &&
+    detail::has_rescale<G> && detail::has_mul_shift<G> && detail::has_table_values<G> &&
+    detail::has_qparams<G> && detail::has_view_axis<G> && detail::has_conv_attributes<G> &&
+    detail::has_quantized_conv<G> && detail::has_quantized_mutation<G>;
 
 namespace detail {
 // A readable failure for each missing customization point (used at the top of each pass).

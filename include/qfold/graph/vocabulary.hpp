@@ -20,15 +20,15 @@ enum class op_kind : std::uint8_t {
   convolution,  // operands: input, weight, optional bias
   linear,       // operands: input, weight (out, in), optional bias
   batch_norm,   // operands: input, gamma, beta, mean, variance (ONNX order)
-  rescale,     // TOSA RESCALE: operand: input
-  table,       // int8 TABLE (256 entries indexed by code + 128): operand: input
-  mul,         // elementwise a * b: integer (TOSA MUL with its shift) or float, as typed
-  add,         // elementwise a + b (integer: int32, overflow is an error)
-  div,         // elementwise float a / b
-  quantize,    // float -> code with the node's qparams
-  dequantize,  // code -> float with the node's qparams
-  view,   // layout only (reshape, permute, slice, identity)
-  other,  // anything else: never looked through
+  rescale,      // TOSA RESCALE: operand: input
+  table,        // int8 TABLE (256 entries indexed by code + 128): operand: input
+  mul,          // elementwise a * b: integer (TOSA MUL with its shift) or float, as typed
+  add,          // elementwise a + b (integer: int32, overflow is an error)
+  div,          // elementwise float a / b
+  quantize,     // float -> code with the node's qparams
+  dequantize,   // code -> float with the node's qparams
+  view,         // layout only (reshape, permute, slice, identity)
+  other,        // anything else: never looked through
 };
 
 [[nodiscard]] constexpr std::string_view to_string(op_kind k) noexcept {
@@ -49,8 +49,8 @@ struct conv_attributes {
   std::int64_t groups = 1;
   bool transposed = false;
   weight_layout layout = weight_layout::o_i_s;  // of the weight operand
-  bool padded = false;                // any non-zero padding (explicit or automatic)
-  std::int64_t input_channel_axis = 1;  // of the input: 1 for NCHW, 3 for NHWC (TOSA)
+  bool padded = false;                          // any non-zero padding (explicit or automatic)
+  std::int64_t input_channel_axis = 1;          // of the input: 1 for NCHW, 3 for NHWC (TOSA)
 };
 
 // An integer convolution (TOSA CONV2D, ONNX ConvInteger): int8 weights (an integer constant,
@@ -60,7 +60,6 @@ struct quantized_conv_attributes {
   std::span<const std::int64_t> weight_zero_points;  // one, or one per output channel (axis 0)
   dtype weight_type = dtype::int8;
 };
-
 
 struct batch_norm_attributes {
   double epsilon = 1e-5;
