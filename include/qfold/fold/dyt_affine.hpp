@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "qfold/arith/mul.hpp"
@@ -140,18 +141,19 @@ struct weight_channels {
   constexpr auto i8 = int_type::i8, i32 = int_type::i32;
   if (s.table.size() != 256)
     return rejection{reason::unsupported, "the table does not have 256 int8 entries"};
-  if (auto r = check_rescale(s.table_rescale, i8, i32, "the table RESCALE is not int8 -> int32"))
-    return r;
-  if (auto r = check_rescale(s.gamma_rescale, i8, i32, "the gamma RESCALE is not int8 -> int32"))
-    return r;
-  if (auto r = check_rescale(s.product_rescale, i32, i8, "the MUL's RESCALE is not int32 -> int8"))
-    return r;
-  if (auto r = check_rescale(s.scaled_rescale, i8, i32, "the ADD's RESCALE is not int8 -> int32"))
-    return r;
-  if (auto r = check_rescale(s.beta_rescale, i8, i32, "the beta RESCALE is not int8 -> int32"))
-    return r;
-  if (auto r = check_rescale(s.sum_rescale, i32, i8, "the ADD output RESCALE is not int32 -> int8"))
-    return r;
+  struct expected {
+    const rescale_view* rescale;
+    int_type in, out;
+    std::string_view otherwise;
+  };
+  for (const expected& e :
+       {expected{&s.table_rescale, i8, i32, "the table RESCALE is not int8 -> int32"},
+        expected{&s.gamma_rescale, i8, i32, "the gamma RESCALE is not int8 -> int32"},
+        expected{&s.product_rescale, i32, i8, "the MUL's RESCALE is not int32 -> int8"},
+        expected{&s.scaled_rescale, i8, i32, "the ADD's RESCALE is not int8 -> int32"},
+        expected{&s.beta_rescale, i8, i32, "the beta RESCALE is not int8 -> int32"},
+        expected{&s.sum_rescale, i32, i8, "the ADD output RESCALE is not int32 -> int8"}})
+    if (auto r = check_rescale(*e.rescale, e.in, e.out, e.otherwise)) return r;
   if (s.mul_shift < 0 || s.mul_shift > 63)
     return rejection{reason::unsupported, "MUL shift outside 0..63"};
   const std::size_t channels = s.gamma.size();

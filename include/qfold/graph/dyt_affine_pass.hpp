@@ -60,40 +60,30 @@ template <class G>
       return rejection{reason::shared_output, "a view before the conv has more than one user"};
   if (T::use_count(g, plan.sum_rescale) != 1 || T::use_count(g, add) != 1)
     return rejection{reason::shared_output, "the ADD or its RESCALE has more than one user"};
-  if (std::ranges::size(T::operands(g, add)) != 2)
-    return rejection{reason::unsupported, "the ADD does not have two operands"};
-  const auto a0 = rescaled(g, add, 0), a1 = rescaled(g, add, 1);
-  if (!a0 || !a1) return rejection{reason::unsupported, "an ADD operand is not a RESCALE"};
-  const bool b0 = T::int_constant(g, a0->source.source).has_value();
-  const bool b1 = T::int_constant(g, a1->source.source).has_value();
-  if (b0 == b1)
-    return b0 ? rejection{reason::unsupported, "both ADD operands are constants"}
-              : rejection{reason::not_constant, "beta is not a constant"};
-  const auto& beta_side = b0 ? *a0 : *a1;
-  const auto& scaled_side = b0 ? *a1 : *a0;
-  if (scaled_side.viewed || !scaled_side.source.views.empty())
-    return rejection{reason::layout_view, "a layout view on the activation side of the ADD"};
+  constant_and_activation<G> add_sides{};
+  if (auto r = split_rescaled(
+          g, add, {"beta is not a constant", "a layout view on the activation side of the ADD"},
+          add_sides))
+    return r;
+  const auto& beta_side = add_sides.constant;
+  const auto& scaled_side = add_sides.activation;
   plan.scaled_rescale = scaled_side.rescale;
   plan.product_rescale = scaled_side.source.source;
   if (T::kind(g, plan.product_rescale) != op_kind::rescale)
     return rejection{reason::unsupported, "the ADD's activation is not a rescaled MUL"};
   const auto mul = only_operand(g, plan.product_rescale);
-  if (!mul || T::kind(g, *mul) != op_kind::mul || std::ranges::size(T::operands(g, *mul)) != 2)
+  if (!mul || T::kind(g, *mul) != op_kind::mul)
     return rejection{reason::unsupported, "the ADD's activation is not a rescaled MUL"};
   if (T::use_count(g, plan.scaled_rescale) != 1 || T::use_count(g, plan.product_rescale) != 1 ||
       T::use_count(g, *mul) != 1)
     return rejection{reason::shared_output, "a node of the gamma side has more than one user"};
-  const auto m0 = rescaled(g, *mul, 0), m1 = rescaled(g, *mul, 1);
-  if (!m0 || !m1) return rejection{reason::unsupported, "a MUL operand is not a RESCALE"};
-  const bool g0 = T::int_constant(g, m0->source.source).has_value();
-  const bool g1 = T::int_constant(g, m1->source.source).has_value();
-  if (g0 == g1)
-    return g0 ? rejection{reason::unsupported, "both MUL operands are constants"}
-              : rejection{reason::not_constant, "gamma is not a constant"};
-  const auto& gamma_side = g0 ? *m0 : *m1;
-  const auto& table_side = g0 ? *m1 : *m0;
-  if (table_side.viewed || !table_side.source.views.empty())
-    return rejection{reason::layout_view, "a layout view between the TABLE and the MUL"};
+  constant_and_activation<G> mul_sides{};
+  if (auto r = split_rescaled(
+          g, *mul, {"gamma is not a constant", "a layout view between the TABLE and the MUL"},
+          mul_sides))
+    return r;
+  const auto& gamma_side = mul_sides.constant;
+  const auto& table_side = mul_sides.activation;
   plan.table = table_side.source.source;
   if (T::kind(g, plan.table) != op_kind::table)
     return rejection{reason::unsupported, "the MUL's activation is not a TABLE"};

@@ -44,19 +44,12 @@ template <class G>
   using T = ir_traits<G>;
   if (T::use_count(g, out_rescale) != 1 || T::use_count(g, mul) != 1)
     return rejection{reason::shared_output, "the MUL or its RESCALE has more than one user"};
-  if (std::ranges::size(T::operands(g, mul)) != 2)
-    return rejection{reason::unsupported, "the MUL does not have two operands"};
-  const auto m0 = rescaled(g, mul, 0), m1 = rescaled(g, mul, 1);
-  if (!m0 || !m1) return rejection{reason::unsupported, "a MUL operand is not a RESCALE"};
-  const bool c0 = T::int_constant(g, m0->source.source).has_value();
-  const bool c1 = T::int_constant(g, m1->source.source).has_value();
-  if (c0 == c1)
-    return c0 ? rejection{reason::unsupported, "both MUL operands are constants"}
-              : rejection{reason::not_constant, "alpha is not a constant"};
-  const auto& alpha_side = c0 ? *m0 : *m1;
-  const auto& act_side = c0 ? *m1 : *m0;
-  if (act_side.viewed || !act_side.source.views.empty())
-    return rejection{reason::layout_view, "a layout view on the activation side"};
+  constant_and_activation<G> sides{};
+  if (auto r = split_rescaled(
+          g, mul, {"alpha is not a constant", "a layout view on the activation side"}, sides))
+    return r;
+  const auto& alpha_side = sides.constant;
+  const auto& act_side = sides.activation;
   const auto alpha = T::int_constant(g, alpha_side.source.source);
   if (alpha->data.size() != 1) return rejection{reason::not_scalar, "alpha is not a scalar"};
 

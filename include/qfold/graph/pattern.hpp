@@ -1,13 +1,15 @@
 // Small pattern helpers the passes share: operands by position, walking through layout views,
-// and erasing what a rewrite left without users.
+// RESCALEd operands of a binary op, and erasing what a rewrite left without users.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <ranges>
+#include <string_view>
 #include <vector>
 
+#include "qfold/fold/rejection.hpp"
 #include "qfold/graph/traits.hpp"
 #include "qfold/graph/vocabulary.hpp"
 
@@ -63,6 +65,37 @@ template <class G>
   const auto src = only_operand(g, v.source);
   if (!src) return std::nullopt;
   return rescaled_operand<G>{v.source, skip_views(g, *src), !v.views.empty()};
+}
+
+// A binary op whose two operands are RESCALEs, one of an integer constant (alpha, gamma, beta) and
+// one of the activation, which may not pass through layout views. `what` names the constant and
+// the activation side in the rejections.
+template <class G>
+struct constant_and_activation {
+  rescaled_operand<G> constant, activation;
+};
+struct split_messages {
+  std::string_view not_constant, activation_view;
+};
+template <class G>
+[[nodiscard]] constexpr std::optional<rejection> split_rescaled(const G& g, node_id_t<G> op,
+                                                                split_messages what,
+                                                                constant_and_activation<G>& out) {
+  using T = ir_traits<G>;
+  if (std::ranges::size(T::operands(g, op)) != 2)
+    return rejection{reason::unsupported, "a MUL or ADD without two operands"};
+  const auto r0 = rescaled(g, op, 0), r1 = rescaled(g, op, 1);
+  if (!r0 || !r1) return rejection{reason::unsupported, "a MUL or ADD operand is not a RESCALE"};
+  const bool c0 = T::int_constant(g, r0->source.source).has_value();
+  const bool c1 = T::int_constant(g, r1->source.source).has_value();
+  if (c0 == c1)
+    return c0 ? rejection{reason::unsupported, "both operands of a MUL or ADD are constants"}
+              : rejection{reason::not_constant, what.not_constant};
+  out.constant = c0 ? *r0 : *r1;
+  out.activation = c0 ? *r1 : *r0;
+  if (out.activation.viewed || !out.activation.source.views.empty())
+    return rejection{reason::layout_view, what.activation_view};
+  return std::nullopt;
 }
 
 // Erases n if nothing reads it, then each of its operands that is left without users (never a
