@@ -153,6 +153,13 @@ TEST_CASE("dyt alpha pass: every guard refuses and leaves the graph as it was", 
 
 // --- DyT affine ----------------------------------------------------------------------------------
 constexpr std::int64_t side = 16, channels = 4;  // 16 x 16 positions: every code per channel
+// Table outputs in [-32, 31]: gamma 2 does not saturate.
+std::vector<std::int8_t> small_table() {
+  std::vector<std::int8_t> table(256);
+  for (int i = 0; i < 256; ++i)
+    table[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i - 128) / 4);
+  return table;
+}
 struct affine_graph {
   tiny::graph g;
   id conv;
@@ -160,10 +167,7 @@ struct affine_graph {
 affine_graph make_affine(const blocks::dyt_affine_options& o) {
   affine_graph a;
   const id x = a.g.input("x", {1, side, side, channels});
-  std::vector<std::int8_t> table(256);
-  for (int i = 0; i < 256; ++i)
-    table[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i - 128) / 4);
-  const id t = a.g.table("table", x, table);
+  const id t = a.g.table("table", x, small_table());
   a.g.set_output_qparams(t, qfold::make_qparams(qfold::dtype::int8, 0.1,
                                                 static_cast<std::int32_t>(o.table_zero_point)));
   a.conv = blocks::dyt_affine_conv(a.g, "affine", t, o);
@@ -226,6 +230,26 @@ TEST_CASE("dyt affine pass: fold, bypass, same outputs on every code", "[graph][
   }
 }
 
+TEST_CASE("dyt affine pass: through a permute and a spatial crop", "[graph][dyt]") {
+  const auto o = affine_options({2, -1, 1, 1}, {3, 1, 0, -4}, 0);
+  tiny::graph g;
+  const id x = g.input("x", {1, side, side, channels});
+  const id t = g.table("table", x, small_table());
+  g.set_output_qparams(t, qfold::make_qparams(qfold::dtype::int8, 0.1, 2));
+  const id first = blocks::dyt_affine_conv(g, "affine", t, o);
+  const auto ops = g.operands(first);
+  const id nchw = ops[0], w = ops[1], b = ops[2];
+  const id conv = g.qconv2d("cropped", g.slice("crop", nchw, 2, 1, side), w, b, {}, -3, {0});
+  g.erase(first);
+  g.mark_output(conv);
+  const auto input = every_code_per_channel();
+  const auto before = tiny::evaluate(g, input);
+  const auto r = qfold::fold_dyt_affines(g);
+  REQUIRE(r.folded() == 1);
+  CHECK(same(tiny::evaluate(g, input), before));
+  CHECK(g.quantized_conv(conv)->input_zero_point == 2);  // the table's zero point
+}
+
 TEST_CASE("dyt affine pass: every guard refuses and leaves the graph as it was", "[graph][dyt]") {
   {  // padded conv, gamma 2: neither gamma nor beta can go
     auto a = make_affine(affine_options({2, 1, 1, 1}, {1, 0, 0, 0}, 1));
@@ -268,6 +292,15 @@ TEST_CASE("dyt affine pass: every guard refuses and leaves the graph as it was",
     g.erase(nchw);
     g.mark_output(conv);
     rejects(g, affine_pass, reason::channel_mismatch);
+  }
+  {  // a layout view between the TABLE and the MUL's RESCALE
+    auto a = make_affine(affine_options({1, 1, 1, 1}, {1, 0, 0, 0}, 0));
+    const id sum = a.g.operands(a.g.operands(a.conv)[0])[0];
+    const id mul = a.g.operands(a.g.operands(a.g.operands(a.g.operands(sum)[0])[0])[0])[0];
+    const id t32 = a.g.operands(mul)[0];
+    a.g.set_operand(t32, 0,
+                    a.g.reshape("table_view", a.g.operands(t32)[0], {1, side, side, channels}));
+    rejects(a.g, affine_pass, reason::layout_view);
   }
   {  // gamma computed at run time
     auto a = make_affine(affine_options({1, 1, 1, 1}, {1, 0, 0, 0}, 0));
