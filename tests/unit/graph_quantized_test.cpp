@@ -293,6 +293,17 @@ TEST_CASE("dyt affine pass: every guard refuses and leaves the graph as it was",
     g.mark_output(conv);
     rejects(g, affine_pass, reason::channel_mismatch);
   }
+  {  // not an integer line: the table enters at 256/3, so gamma's path rounds unevenly
+    auto a = make_affine(affine_options({1, 1, 1, 1}, {1, 0, 0, 0}, 0));
+    const id sum = a.g.operands(a.g.operands(a.conv)[0])[0];
+    const id mul = a.g.operands(a.g.operands(a.g.operands(a.g.operands(sum)[0])[0])[0])[0];
+    const id t32 = a.g.operands(mul)[0];
+    a.g.set_operand(mul, 0,
+                    blocks::rescale(a.g, "t32/3", a.g.operands(t32)[0], qfold::int_type::i8,
+                                    qfold::int_type::i32, 256.0 / 3, 2));
+    a.g.erase(t32);
+    rejects(a.g, affine_pass, reason::not_exact);
+  }
   {  // a layout view between the TABLE and the MUL's RESCALE
     auto a = make_affine(affine_options({1, 1, 1, 1}, {1, 0, 0, 0}, 0));
     const id sum = a.g.operands(a.g.operands(a.conv)[0])[0];
