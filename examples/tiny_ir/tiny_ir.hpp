@@ -335,6 +335,7 @@ class graph {
     return constant("const" + std::to_string(nodes_.size()), {data.begin(), data.end()},
                     {shape.begin(), shape.end()});
   }
+  // Shapes are inferred when a node is built and kept here: rewire to a value of the same shape.
   void set_operand(node_id n, std::size_t i, node_id v) {
     auto& in = mut(n).inputs;
     if (i > in.size()) throw std::out_of_range("tiny: set_operand beyond the operand count");
