@@ -114,19 +114,6 @@ struct dyt_affine_values {
   return true;
 }
 
-// Input channel (within all groups) and output channel of weight element e.
-struct weight_channels {
-  std::size_t out, in;
-};
-[[nodiscard]] constexpr weight_channels channels_of(const dyt_affine_conv& w, std::size_t e,
-                                                    std::size_t per_group_in,
-                                                    std::size_t per_group_out,
-                                                    std::size_t spatial) {
-  const std::size_t per_out = per_group_in * spatial;
-  const std::size_t o = e / per_out, rest = e % per_out;
-  const std::size_t i = w.layout == weight_layout::o_i_s ? rest / spatial : rest % per_group_in;
-  return {o, (o / per_group_out) * per_group_in + i};
-}
 }  // namespace detail
 
 // Checks the pattern, evaluates it over every distinct table value and channel, and plans the
@@ -222,19 +209,33 @@ struct weight_channels {
       return rejection{reason::out_of_range, "a conv bias value is not an int32", o};
     plan.bias[o] = conv.bias[o];
   }
-  for (std::size_t e = 0; e < count; ++e) {
-    const auto ch = detail::channels_of(conv, e, per_group_in, out_channels / groups, spatial);
-    const std::int64_t wzp =
-        conv.weight_zero_points[conv.weight_zero_points.size() == 1 ? 0 : ch.out];
-    if (wzp < wr.lo || wzp > wr.hi || conv.weights[e] < wr.lo || conv.weights[e] > wr.hi)
-      return rejection{reason::out_of_range, "a weight or its zero point is outside its type", e};
+  // Weight element e of output channel o reads input channel ci (within all groups).
+  const auto fold_weight = [&](std::size_t e, std::size_t o, std::size_t ci,
+                               std::int64_t wzp) -> std::optional<rejection> {
+    if (conv.weights[e] < wr.lo || conv.weights[e] > wr.hi)
+      return rejection{reason::out_of_range, "a weight is outside its type", e};
     const std::int64_t w = conv.weights[e] - wzp;
-    const std::int64_t folded = w * lines[ch.in].slope + wzp;
+    const std::int64_t folded = w * lines[ci].slope + wzp;
     if (folded < wr.lo || folded > wr.hi)
       return rejection{reason::out_of_range, "a folded weight leaves the weight type", e};
     plan.weights[e] = folded;
     // int8 t and a bound |k| < 2^8 and |m| < 2^17, so these sums stay far inside int64.
-    plan.bias[ch.out] += w * lines[ch.in].offset;
+    plan.bias[o] += w * lines[ci].offset;
+    return std::nullopt;
+  };
+  const std::size_t per_group_out = out_channels / groups;
+  for (std::size_t o = 0; o < out_channels; ++o) {
+    const std::int64_t wzp = conv.weight_zero_points[conv.weight_zero_points.size() == 1 ? 0 : o];
+    if (wzp < wr.lo || wzp > wr.hi)
+      return rejection{reason::out_of_range, "a weight zero point is outside its type", o};
+    const std::size_t first_in = (o / per_group_out) * per_group_in;
+    const std::size_t base = o * per_group_in * spatial;
+    for (std::size_t i = 0; i < per_group_in; ++i)
+      for (std::size_t k = 0; k < spatial; ++k) {
+        const std::size_t e =
+            base + (conv.layout == weight_layout::o_i_s ? i * spatial + k : k * per_group_in + i);
+        if (auto r = fold_weight(e, o, first_in + i, wzp)) return r;
+      }
   }
   for (std::size_t o = 0; o < out_channels; ++o)
     if (!fits_int32(plan.bias[o]))
