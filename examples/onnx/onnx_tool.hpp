@@ -1,0 +1,412 @@
+// The pieces of qfold-onnx, shared with its tests and benchmark: read an ONNX file with clear
+// errors, fold its batch norms through the adapter, write it atomically, print the report.
+#pragma once
+
+#include <fcntl.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <qfold/graph/batch_norm_pass.hpp>
+#include <qfold/graph/report.hpp>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "onnx_graph.hpp"
+
+namespace qfold_onnx {
+
+// Exit codes of qfold-onnx.
+enum exit_code : int {
+  exit_ok = 0,
+  exit_bad_input = 1,  // not a file, not ONNX, truncated, unsupported opset, fails the checker
+  exit_usage = 2,
+  exit_write = 3,  // the output could not be written (nothing is left at OUT)
+};
+
+class tool_error : public std::runtime_error {
+ public:
+  tool_error(exit_code code, const std::string& message)
+      : std::runtime_error(message), code_(code) {}
+  [[nodiscard]] exit_code code() const noexcept { return code_; }
+
+ private:
+  exit_code code_;
+};
+
+// Default-domain opsets this tool understands: BatchNormalization's semantics are fixed from
+// opset 7 on (spatial, is_test before), and the ONNX library knows up to its own newest.
+inline constexpr std::int64_t min_opset = 7;
+inline std::int64_t max_opset() {
+  return onnx::OpSchemaRegistry::DomainToVersionRange::Instance()
+      .Map()
+      .at(onnx::ONNX_DOMAIN)
+      .second;
+}
+
+// The bytes of an input file, mapped read-only (no copy; the page cache backs them).
+class input_file {
+ public:
+  explicit input_file(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (ec || !fs::exists(status))
+      throw tool_error(exit_bad_input, "cannot read '" + path + "': no such file");
+    if (fs::is_directory(status))
+      throw tool_error(exit_bad_input, "'" + path + "' is a directory, not an ONNX file");
+    if (!fs::is_regular_file(status))
+      throw tool_error(exit_bad_input, "'" + path + "' is not a regular file");
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0)
+      throw tool_error(exit_bad_input, "cannot open '" + path + "': " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0)
+      throw tool_error(exit_bad_input, "cannot read '" + path + "': " + std::strerror(errno));
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ > static_cast<std::size_t>(INT_MAX))
+      throw tool_error(exit_bad_input, "'" + path +
+                                           "' is larger than 2 GiB, protobuf's limit (models "
+                                           "with external data are not supported)");
+    if (size_ == 0) return;
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
+    if (p == MAP_FAILED)
+      throw tool_error(exit_bad_input, "cannot map '" + path + "': " + std::strerror(errno));
+    data_ = static_cast<const char*>(p);
+  }
+  input_file(const input_file&) = delete;
+  input_file& operator=(const input_file&) = delete;
+  ~input_file() {
+    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
+  }
+  [[nodiscard]] std::string_view bytes() const noexcept { return {data_, size_}; }
+
+ private:
+  int fd_ = -1;
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Parses and validates a model: an ONNX protobuf with a graph, an IR version and a
+// default-domain opset this tool understands, accepted by the ONNX checker.
+inline onnx::ModelProto parse_model(std::string_view bytes, const std::string& path) {
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                                static_cast<int>(bytes.size()));
+  stream.SetTotalBytesLimit(INT_MAX);
+  const bool parsed = model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+  // Every ONNX file written by a conforming tool starts with field 1 (ir_version), tag 0x08.
+  const bool looks_onnx = !bytes.empty() && bytes[0] == '\x08';
+  if (!parsed) {
+    throw tool_error(exit_bad_input,
+                     looks_onnx ? "'" + path + "' is truncated or corrupt (protobuf parse failed)"
+                                : "'" + path + "' is not an ONNX model (protobuf parse failed)");
+  }
+  if (!model.has_graph() || model.ir_version() <= 0)
+    throw tool_error(exit_bad_input, "'" + path +
+                                         (looks_onnx ? "' is truncated or not an ONNX model"
+                                                     : "' is not an ONNX model") +
+                                         " (no graph or no IR version)");
+  if (model.ir_version() > onnx::IR_VERSION)
+    throw tool_error(exit_bad_input, "'" + path + "': unsupported IR version " +
+                                         std::to_string(model.ir_version()) +
+                                         " (this ONNX library reads up to " +
+                                         std::to_string(onnx::IR_VERSION) + ")");
+  std::optional<std::int64_t> opset;
+  for (const auto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+  if (!opset)
+    throw tool_error(exit_bad_input, "'" + path + "' imports no default-domain (ai.onnx) opset");
+  if (*opset < min_opset || *opset > max_opset())
+    throw tool_error(exit_bad_input, "'" + path + "': unsupported opset " + std::to_string(*opset) +
+                                         " (supported: " + std::to_string(min_opset) + " to " +
+                                         std::to_string(max_opset()) + ")");
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw tool_error(exit_bad_input,
+                     "'" + path + "' is not a valid ONNX model (checker: " + e.what() + ")");
+  }
+  return model;
+}
+
+inline onnx::ModelProto load_model(const std::string& path) {
+  const input_file in(path);
+  return parse_model(in.bytes(), path);
+}
+
+// Ranks of every value shape inference can reach, run on a copy of the model without tensor
+// data (the data is moved out and back, so the copy costs only the graph's structure).
+inline std::unordered_map<std::string, std::size_t> infer_ranks(const onnx::ModelProto& model) {
+  auto& m = const_cast<onnx::ModelProto&>(model);  // restored before returning
+  auto* inits = m.mutable_graph()->mutable_initializer();
+  std::vector<std::string> raw(static_cast<std::size_t>(inits->size()));
+  std::vector<google::protobuf::RepeatedField<float>> floats(raw.size());
+  const auto move_data = [&] {  // float data only: integer shape tensors stay for inference
+    for (int i = 0; i < inits->size(); ++i) {
+      auto* t = inits->Mutable(i);
+      if (t->data_type() != onnx::TensorProto::FLOAT) continue;
+      const auto k = static_cast<std::size_t>(i);
+      if (t->has_raw_data()) t->mutable_raw_data()->swap(raw[k]);
+      t->mutable_float_data()->Swap(&floats[k]);
+    }
+  };
+  move_data();
+  onnx::ModelProto skeleton = m;
+  move_data();
+  std::unordered_map<std::string, std::size_t> ranks;
+  try {
+    onnx::shape_inference::InferShapes(skeleton);
+  } catch (const std::exception&) {
+    return ranks;  // unknown ranks: the pass refuses those sites
+  }
+  for (const auto& v : skeleton.graph().value_info())
+    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+      ranks[v.name()] = static_cast<std::size_t>(v.type().tensor_type().shape().dim_size());
+  return ranks;
+}
+
+// One site of the report, with names (so it outlives the graph).
+struct site {
+  std::string pass;
+  std::vector<std::string> nodes;  // producer first
+  bool folded = false;
+  std::string reason, message, note;
+  std::optional<std::size_t> index;
+  std::size_t bytes_removed = 0;
+};
+
+struct fold_result {
+  std::vector<site> sites;
+  std::size_t batch_norms_before = 0, batch_norms_after = 0;
+  [[nodiscard]] std::size_t folded() const {
+    std::size_t n = 0;
+    for (const auto& s : sites) n += s.folded ? 1u : 0u;
+    return n;
+  }
+  [[nodiscard]] std::size_t rejected() const { return sites.size() - folded(); }
+  [[nodiscard]] std::size_t bytes_removed() const {
+    std::size_t n = 0;
+    for (const auto& s : sites) n += s.bytes_removed;
+    return n;
+  }
+};
+
+inline std::size_t count_batch_norms(const onnx::ModelProto& model) {
+  std::size_t n = 0;
+  for (const auto& node : model.graph().node())
+    n += node.op_type() == "BatchNormalization" &&
+                 (node.domain().empty() || node.domain() == "ai.onnx")
+             ? 1u
+             : 0u;
+  return n;
+}
+
+// Folds every batch norm qfold can fold exactly; the model is changed in place (committed).
+inline fold_result fold_model(onnx::ModelProto& model) {
+  fold_result r;
+  r.batch_norms_before = count_batch_norms(model);
+  graph g(model, infer_ranks);
+  const auto report = qfold::fold_batch_norms(g);
+  for (const auto& s : report.sites) {
+    site out;
+    out.pass = std::string(s.pass);
+    for (const auto n : s.nodes) out.nodes.push_back(g.name(n));
+    out.folded = s.folded();
+    out.bytes_removed = s.bytes_removed;
+    if (s.rejected) {
+      out.reason = std::string(qfold::to_string(s.rejected->code));
+      out.message = std::string(s.rejected->message);
+      if (s.rejected->index != qfold::rejection::no_index) out.index = s.rejected->index;
+      const auto producer = s.nodes.front();
+      if (s.rejected->code == qfold::reason::unsupported && s.nodes.size() > 1) {
+        out.note = g.note(producer).empty()
+                       ? "input is " + (g.op_type(producer).empty() ? std::string("a graph input")
+                                                                    : g.op_type(producer))
+                       : g.note(producer);
+      } else {
+        out.note = g.note(producer);
+      }
+    }
+    r.sites.push_back(std::move(out));
+  }
+  for (const auto n : g.unrecognised_batch_norms())
+    r.sites.push_back({std::string(qfold::batch_norm_pass_name),
+                       {g.name(n)},
+                       false,
+                       "unsupported",
+                       "batch norm not foldable",
+                       g.note(n),
+                       std::nullopt,
+                       0});
+  g.commit();
+  r.batch_norms_after = count_batch_norms(model);
+  return r;
+}
+
+// Writes the model to a temporary file next to `path`, then renames it: a failure never leaves
+// a partial file at `path`. Serializes straight into the file (no copy of the whole model in
+// memory). Returns the bytes written.
+inline std::size_t write_model(const onnx::ModelProto& model, const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  fs::path dir = target.parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) throw tool_error(exit_write, "'" + path + "' is a directory");
+  const std::size_t size = model.ByteSizeLong();
+  if (size > static_cast<std::size_t>(INT_MAX))
+    throw tool_error(exit_write, "the folded model is larger than 2 GiB, protobuf's limit");
+  std::random_device rd;
+  const fs::path tmp =
+      dir / ("." + target.filename().string() + ".qfold-" + std::to_string(rd()) + ".tmp");
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw tool_error(exit_write, "cannot write in '" + dir.string() + "': " + std::strerror(errno));
+  bool ok = false;
+  int error = 0;
+  {
+    google::protobuf::io::FileOutputStream out(fd, 1 << 20);
+    ok = model.SerializeToZeroCopyStream(&out);
+    ok = out.Flush() && ok;
+    error = out.GetErrno();
+  }
+  ok = ::close(fd) == 0 && ok;
+  if (!ok) {
+    fs::remove(tmp, ec);
+    throw tool_error(exit_write, "cannot write '" + tmp.string() +
+                                     "': " + std::strerror(error != 0 ? error : errno));
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw tool_error(exit_write, "cannot rename the output to '" + path + "': " + ec.message());
+  }
+  return size;
+}
+
+inline void check_output(const onnx::ModelProto& model) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    throw tool_error(exit_write,
+                     std::string("internal error: the folded model fails the ONNX checker (") +
+                         e.what() + "); nothing written");
+  }
+}
+
+// --- Reports ---------------------------------------------------------------------------------
+struct run_info {
+  std::string input, output;  // output empty for --dry-run
+  std::size_t input_bytes = 0;
+  std::optional<std::size_t> output_bytes;
+};
+
+inline void print_text(std::ostream& os, const fold_result& r, const run_info& info) {
+  for (const auto& s : r.sites) {
+    os << s.pass << ": ";
+    for (std::size_t i = 0; i < s.nodes.size(); ++i) os << (i != 0 ? " -> " : "") << s.nodes[i];
+    if (s.folded) {
+      os << ": folded, " << s.bytes_removed << " bytes removed\n";
+      continue;
+    }
+    os << ": rejected (" << s.reason << ") " << s.message;
+    if (s.index) os << " [at " << *s.index << "]";
+    if (!s.note.empty()) os << " (" << s.note << ")";
+    os << "\n";
+  }
+  os << r.folded() << " folded, " << r.rejected() << " rejected, " << r.bytes_removed()
+     << " bytes removed; " << r.batch_norms_after << " of " << r.batch_norms_before
+     << " BatchNormalization left\n";
+  os << info.input << ": " << info.input_bytes << " bytes";
+  if (info.output_bytes) {
+    os << " -> " << info.output << ": " << *info.output_bytes << " bytes\n";
+  } else {
+    os << " (dry run, nothing written)\n";
+  }
+}
+
+inline std::string json_string(std::string_view s) {
+  std::string r = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        r += "\\\"";
+        break;
+      case '\\':
+        r += "\\\\";
+        break;
+      case '\n':
+        r += "\\n";
+        break;
+      case '\r':
+        r += "\\r";
+        break;
+      case '\t':
+        r += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          r += buf;
+        } else {
+          r += c;
+        }
+    }
+  }
+  return r + "\"";
+}
+
+inline void print_json(std::ostream& os, const fold_result& r, const run_info& info) {
+  os << "{\n  \"input\": " << json_string(info.input)
+     << ",\n  \"output\": " << (info.output_bytes ? json_string(info.output) : "null")
+     << ",\n  \"dry_run\": " << (info.output_bytes ? "false" : "true")
+     << ",\n  \"input_bytes\": " << info.input_bytes << ",\n  \"output_bytes\": "
+     << (info.output_bytes ? std::to_string(*info.output_bytes) : "null")
+     << ",\n  \"folded\": " << r.folded() << ",\n  \"rejected\": " << r.rejected()
+     << ",\n  \"bytes_removed\": " << r.bytes_removed()
+     << ",\n  \"batch_norms_before\": " << r.batch_norms_before
+     << ",\n  \"batch_norms_after\": " << r.batch_norms_after << ",\n  \"sites\": [";
+  for (std::size_t k = 0; k < r.sites.size(); ++k) {
+    const site& s = r.sites[k];
+    os << (k != 0 ? "," : "") << "\n    {\"pass\": " << json_string(s.pass) << ", \"nodes\": [";
+    for (std::size_t i = 0; i < s.nodes.size(); ++i)
+      os << (i != 0 ? ", " : "") << json_string(s.nodes[i]);
+    os << "], \"folded\": " << (s.folded ? "true" : "false");
+    if (s.folded) {
+      os << ", \"bytes_removed\": " << s.bytes_removed;
+    } else {
+      os << ", \"reason\": " << json_string(s.reason)
+         << ", \"message\": " << json_string(s.message);
+      if (s.index) os << ", \"index\": " << *s.index;
+      if (!s.note.empty()) os << ", \"note\": " << json_string(s.note);
+    }
+    os << "}";
+  }
+  os << (r.sites.empty() ? "]\n}\n" : "\n  ]\n}\n");
+}
+
+}  // namespace qfold_onnx

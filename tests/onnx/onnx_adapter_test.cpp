@@ -1,0 +1,681 @@
+// The ONNX adapter (examples/onnx/onnx_graph.hpp) and the tool's pieces (onnx_tool.hpp) on small
+// hand-built models: what maps onto qfold's vocabulary, ONNX defaults, Identity and shared
+// initializers, every refusal, the values (equal to qfold::fold_batch_norm on the same data),
+// and that every output passes the ONNX checker.
+#include <onnx/checker.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "catch_compat.hpp"
+#include "onnx_tool.hpp"
+
+namespace {
+
+// --- A small model builder --------------------------------------------------------------------
+struct builder {
+  onnx::ModelProto m;
+  onnx::GraphProto* g = m.mutable_graph();
+  std::uint64_t seed = 1;
+
+  explicit builder(std::int64_t opset = 13) {
+    m.set_ir_version(7);
+    auto* o = m.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    g->set_name("test");
+  }
+  std::vector<float> values(std::size_t n, float lo, float hi) {
+    std::vector<float> r(n);
+    for (float& x : r) {
+      seed = seed * 6364136223846793005u + 1442695040888963407u;
+      x = lo + (hi - lo) * static_cast<float>(seed >> 40) * 0x1p-24f;
+    }
+    return r;
+  }
+  onnx::TensorProto* init(const std::string& name, std::vector<std::int64_t> dims, float lo = -1,
+                          float hi = 1) {
+    std::size_t n = 1;
+    for (const auto d : dims) n *= static_cast<std::size_t>(d);
+    const auto v = values(n, lo, hi);
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (const auto d : dims) t->add_dims(d);
+    t->set_raw_data(v.data(), v.size() * sizeof(float));
+    return t;
+  }
+  void input(const std::string& name, std::vector<std::int64_t> dims) {
+    auto* v = g->add_input();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    for (const auto d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  void output(const std::string& name) {
+    auto* v = g->add_output();
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape();  // unknown dims, but the checker wants the field
+  }
+  onnx::NodeProto* node(const std::string& op, const std::string& name,
+                        std::vector<std::string> inputs, std::vector<std::string> outputs) {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (auto& i : inputs) n->add_input(i);
+    for (auto& o : outputs) n->add_output(o);
+    return n;
+  }
+  static void attr(onnx::NodeProto* n, const std::string& key, std::int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  static void attr(onnx::NodeProto* n, const std::string& key, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void attr(onnx::NodeProto* n, const std::string& key, std::vector<std::int64_t> v) {
+    auto* a = n->add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (const auto x : v) a->add_ints(x);
+  }
+  static void attr(onnx::NodeProto* n, const std::string& key, const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
+  // BN parameters `<p>.gamma` ... with variance in [0.5, 2].
+  void bn_params(const std::string& p, std::int64_t c) {
+    init(p + ".gamma", {c});
+    init(p + ".beta", {c});
+    init(p + ".mean", {c});
+    init(p + ".var", {c}, 0.5f, 2.0f);
+  }
+  onnx::NodeProto* bn(const std::string& name, const std::string& x, const std::string& p,
+                      const std::string& y) {
+    return node("BatchNormalization", name, {x, p + ".gamma", p + ".beta", p + ".mean", p + ".var"},
+                {y});
+  }
+};
+
+const onnx::TensorProto* find_init(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& t : m.graph().initializer())
+    if (t.name() == name) return &t;
+  return nullptr;
+}
+const onnx::NodeProto* find_node(const onnx::ModelProto& m, const std::string& name) {
+  for (const auto& n : m.graph().node())
+    if (n.name() == name) return &n;
+  return nullptr;
+}
+std::vector<float> data(const onnx::TensorProto& t) {
+  std::vector<float> v(t.raw_data().size() / sizeof(float));
+  std::memcpy(v.data(), t.raw_data().data(), t.raw_data().size());
+  return v;
+}
+std::vector<float> data(const onnx::ModelProto& m, const std::string& name) {
+  const auto* t = find_init(m, name);
+  REQUIRE(t != nullptr);
+  return data(*t);
+}
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+std::size_t count_op(const onnx::ModelProto& m, const std::string& op) {
+  std::size_t n = 0;
+  for (const auto& node : m.graph().node()) n += node.op_type() == op ? 1u : 0u;
+  return n;
+}
+std::string bytes_of(const onnx::ModelProto& m) {
+  std::string s;
+  REQUIRE(m.SerializeToString(&s));
+  return s;
+}
+
+// The fold qfold computes for these parameters, directly on spans.
+struct expected_fold {
+  std::vector<float> w, b;
+};
+expected_fold reference(const onnx::ModelProto& m, const std::string& weight,
+                        const std::string& bias, const std::string& p, qfold::weight_layout layout,
+                        std::int64_t groups, bool linear) {
+  const auto* wt = find_init(m, weight);
+  REQUIRE(wt != nullptr);
+  const auto w = data(*wt);
+  const std::vector<std::int64_t> shape(wt->dims().begin(), wt->dims().end());
+  const auto b = bias.empty() ? std::vector<float>{} : data(m, bias);
+  const auto gamma = data(m, p + ".gamma"), beta = data(m, p + ".beta"),
+             mean = data(m, p + ".mean"), var = data(m, p + ".var");
+  expected_fold r{std::vector<float>(w.size()), std::vector<float>(mean.size())};
+  const qfold::weights_view<float> view{w, shape, layout, groups, linear};
+  const qfold::batch_norm_params<float> params{mean, var, gamma, beta, 1e-5f, false};
+  REQUIRE_FALSE(qfold::fold_batch_norm(view, std::span<const float>(b), params,
+                                       std::span<float>(r.w), std::span<float>(r.b)));
+  return r;
+}
+std::vector<float> transpose(const std::vector<float>& v, std::size_t rows, std::size_t cols) {
+  std::vector<float> t(v.size());
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c];
+  return t;
+}
+
+const qfold_onnx::site& only_site(const qfold_onnx::fold_result& r) {
+  REQUIRE(r.sites.size() == 1);
+  return r.sites.front();
+}
+
+}  // namespace
+
+TEST_CASE("onnx adapter: conv + batch norm folds, torch's values, output checked") {
+  builder b;
+  b.input("x", {1, 4, 5, 5});
+  b.init("w", {6, 2, 3, 3});
+  b.init("bias", {6});
+  b.bn_params("bn", 6);
+  auto* conv = b.node("Conv", "conv", {"x", "w", "bias"}, {"c"});
+  builder::attr(conv, "group", std::int64_t{2});
+  b.bn("bn", "c", "bn", "y");
+  b.output("y");
+  const auto want = reference(b.m, "w", "bias", "bn", qfold::weight_layout::o_i_s, 2, false);
+  const auto r = qfold_onnx::fold_model(b.m);
+  const auto& s = only_site(r);
+  CHECK(s.folded);
+  CHECK(s.nodes == std::vector<std::string>{"conv", "bn"});
+  // w, bias and the four parameters are gone: 6*2*3*3 + 5*6 floats.
+  CHECK(s.bytes_removed == (108 + 30) * sizeof(float));
+  CHECK(count_op(b.m, "BatchNormalization") == 0);
+  CHECK(b.m.graph().initializer_size() == 2);
+  const auto* c = find_node(b.m, "conv");
+  REQUIRE(c != nullptr);
+  CHECK(c->output(0) == "y");  // the graph output keeps its name
+  CHECK(same_bits(data(b.m, c->input(1)), want.w));
+  CHECK(same_bits(data(b.m, c->input(2)), want.b));
+  CHECK_NOTHROW(onnx::checker::check_model(b.m));
+}
+
+TEST_CASE("onnx adapter: ONNX defaults (epsilon, group, pads, auto_pad)") {
+  builder b;
+  b.input("x", {1, 3, 5, 5});
+  b.init("w", {4, 3, 3, 3});
+  b.init("wt", {4, 2, 2, 2});
+  b.bn_params("bn", 4);
+  b.node("Conv", "plain", {"x", "w"}, {"a"});
+  auto* c2 = b.node("Conv", "valid", {"x", "w"}, {"v"});
+  builder::attr(c2, "auto_pad", std::string("VALID"));
+  auto* c3 = b.node("Conv", "same", {"x", "w"}, {"s"});
+  builder::attr(c3, "auto_pad", std::string("SAME_UPPER"));
+  builder::attr(c3, "strides", std::vector<std::int64_t>{2, 2});
+  b.node("ConvTranspose", "up", {"a", "wt"}, {"u"});
+  b.bn("bn", "u", "bn", "y");  // no epsilon attribute: 1e-5
+  b.output("y");
+  b.output("v");
+  b.output("s");
+  qfold_onnx::graph g(b.m);
+  const auto id = [&](const std::string& name) {
+    for (const auto n : g.nodes())
+      if (g.name(n) == name) return n;
+    FAIL("no node " << name);
+    return qfold_onnx::graph::none;
+  };
+  const auto plain = g.geometry(id("plain"));
+  REQUIRE(plain);
+  CHECK(plain->group == 1);
+  CHECK(plain->auto_pad == "NOTSET");
+  CHECK(plain->kernel_shape == std::vector<std::int64_t>{3, 3});  // from the weight
+  CHECK(plain->strides == std::vector<std::int64_t>{1, 1});
+  CHECK(plain->dilations == std::vector<std::int64_t>{1, 1});
+  CHECK(plain->pads == std::vector<std::int64_t>{0, 0, 0, 0});
+  CHECK(g.geometry(id("valid"))->pads == std::vector<std::int64_t>{0, 0, 0, 0});
+  CHECK_FALSE(g.geometry(id("same"))->pads.has_value());  // depends on the input's shape
+  CHECK(g.geometry(id("same"))->strides == std::vector<std::int64_t>{2, 2});
+  const auto up = g.geometry(id("up"));
+  CHECK(up->output_padding == std::vector<std::int64_t>{0, 0});
+  CHECK(g.conv_attributes(id("up")).transposed);
+  CHECK(g.conv_attributes(id("up")).layout == qfold::weight_layout::i_o_s);
+  CHECK(g.conv_attributes(id("plain")).groups == 1);
+  CHECK(g.kind(id("bn")) == qfold::op_kind::batch_norm);
+  CHECK(g.batch_norm_attributes(id("bn")).epsilon == static_cast<double>(1e-5f));
+  CHECK_FALSE(g.batch_norm_attributes(id("bn")).training);
+}
+
+TEST_CASE("onnx adapter: ConvTranspose, grouped, folds by output channel") {
+  builder b;
+  b.input("x", {1, 4, 3, 3});
+  b.init("w", {4, 3, 2, 2});  // in 4, out/groups 3, groups 2: out 6
+  b.bn_params("bn", 6);
+  auto* t = b.node("ConvTranspose", "up", {"x", "w"}, {"u"});
+  builder::attr(t, "group", std::int64_t{2});
+  b.bn("bn", "u", "bn", "y");
+  b.output("y");
+  const auto want = reference(b.m, "w", "", "bn", qfold::weight_layout::i_o_s, 2, false);
+  const auto r = qfold_onnx::fold_model(b.m);
+  CHECK(only_site(r).folded);
+  const auto* up = find_node(b.m, "up");
+  REQUIRE(up->input_size() == 3);  // the bias was appended
+  CHECK(same_bits(data(b.m, up->input(1)), want.w));
+  CHECK(same_bits(data(b.m, up->input(2)), want.b));
+  CHECK_NOTHROW(onnx::checker::check_model(b.m));
+}
+
+TEST_CASE("onnx adapter: Identity on initializers is seen through and removed") {
+  builder b;
+  b.input("x", {1, 2, 4, 4});
+  b.init("w", {3, 2, 1, 1});
+  b.bn_params("bn", 3);
+  b.node("Identity", "id_w", {"w"}, {"conv.weight"});
+  b.node("Identity", "id_var", {"bn.var"}, {"bn.running_var"});
+  b.node("Conv", "conv", {"x", "conv.weight"}, {"c"});
+  b.node("BatchNormalization", "bn", {"c", "bn.gamma", "bn.beta", "bn.mean", "bn.running_var"},
+         {"y"});
+  b.output("y");
+  {
+    onnx::ModelProto copy = b.m;
+    qfold_onnx::graph g(copy);
+    for (const auto n : g.nodes())
+      if (g.name(n) == "id_w") {
+        CHECK(g.kind(n) == qfold::op_kind::constant);
+        const auto v = g.constant(n);
+        REQUIRE(v);
+        CHECK(v->shape.size() == 4);
+        CHECK(same_bits({v->data.begin(), v->data.end()}, data(b.m, "w")));
+      }
+  }
+  const auto want = reference(b.m, "w", "", "bn", qfold::weight_layout::o_i_s, 1, false);
+  const auto r = qfold_onnx::fold_model(b.m);
+  CHECK(only_site(r).folded);
+  CHECK(only_site(r).bytes_removed == (6 + 12) * sizeof(float));
+  CHECK(count_op(b.m, "Identity") == 0);
+  CHECK(b.m.graph().initializer_size() == 2);
+  const auto* conv = find_node(b.m, "conv");
+  CHECK(same_bits(data(b.m, conv->input(1)), want.w));
+  CHECK(same_bits(data(b.m, conv->input(2)), want.b));
+  CHECK_NOTHROW(onnx::checker::check_model(b.m));
+}
+
+TEST_CASE("onnx adapter: an initializer shared by several nodes is kept while it has readers") {
+  builder b;
+  b.input("x", {1, 2, 4, 4});
+  b.init("w", {2, 2, 1, 1});
+  b.init("bias", {2});
+  b.bn_params("bn1", 2);
+  b.bn_params("bn2", 2);
+  b.node("Conv", "conv1", {"x", "w", "bias"}, {"c1"});
+  b.node("Conv", "conv2", {"x", "w", "bias"}, {"c2"});
+  b.node("Conv", "conv3", {"x", "w"}, {"c3"});  // no batch norm after it
+  b.bn("bn1", "c1", "bn1", "y1");
+  b.bn("bn2", "c2", "bn1", "y2");  // both batch norms share bn1's parameters
+  b.output("y1");
+  b.output("y2");
+  b.output("c3");
+  const auto want = reference(b.m, "w", "bias", "bn1", qfold::weight_layout::o_i_s, 1, false);
+  const auto r = qfold_onnx::fold_model(b.m);
+  REQUIRE(r.sites.size() == 2);
+  CHECK(r.folded() == 2);
+  CHECK(find_init(b.m, "w") != nullptr);  // conv3 still reads it
+  CHECK(find_init(b.m, "bias") == nullptr);
+  CHECK(find_init(b.m, "bn1.gamma") == nullptr);
+  CHECK(find_init(b.m, "bn2.gamma") != nullptr);  // never read: not ours to remove
+  for (const char* name : {"conv1", "conv2"}) {
+    const auto* conv = find_node(b.m, name);
+    CHECK(conv->input(1) != "w");
+    CHECK(same_bits(data(b.m, conv->input(1)), want.w));
+    CHECK(same_bits(data(b.m, conv->input(2)), want.b));
+  }
+  CHECK(find_node(b.m, "conv3")->input(1) == "w");
+  CHECK_NOTHROW(onnx::checker::check_model(b.m));
+}
+
+TEST_CASE("onnx adapter: Gemm, transB 0 and 1, folds as torch's linear fold") {
+  for (const std::int64_t trans_b : {0, 1}) {
+    builder b;
+    b.input("x", {2, 6});
+    b.init("B", trans_b == 1 ? std::vector<std::int64_t>{5, 6} : std::vector<std::int64_t>{6, 5});
+    b.init("C", {5});
+    b.bn_params("bn", 5);
+    auto* gemm = b.node("Gemm", "gemm", {"x", "B", "C"}, {"g"});
+    if (trans_b == 1) builder::attr(gemm, "transB", std::int64_t{1});
+    b.bn("bn", "g", "bn", "y");
+    b.output("y");
+    if (trans_b == 0) {  // the reference sees the (N, K) weight
+      auto* t = const_cast<onnx::TensorProto*>(find_init(b.m, "B"));
+      const auto w = transpose(data(*t), 6, 5);
+      onnx::ModelProto ref = b.m;
+      auto* rt = const_cast<onnx::TensorProto*>(find_init(ref, "B"));
+      rt->set_raw_data(w.data(), w.size() * sizeof(float));
+      rt->set_dims(0, 5);
+      rt->set_dims(1, 6);
+      const auto want = reference(ref, "B", "C", "bn", qfold::weight_layout::o_i_s, 1, true);
+      const auto r = qfold_onnx::fold_model(b.m);
+      CHECK(only_site(r).folded);
+      const auto* g = find_node(b.m, "gemm");
+      CHECK(same_bits(data(b.m, g->input(1)), want.w));
+      CHECK(same_bits(data(b.m, g->input(2)), want.b));
+      bool trans = false;
+      for (const auto& a : g->attribute()) trans |= a.name() == "transB" && a.i() == 1;
+      CHECK(trans);
+    } else {
+      const auto want = reference(b.m, "B", "C", "bn", qfold::weight_layout::o_i_s, 1, true);
+      const auto r = qfold_onnx::fold_model(b.m);
+      CHECK(only_site(r).folded);
+      const auto* g = find_node(b.m, "gemm");
+      CHECK(same_bits(data(b.m, g->input(1)), want.w));
+      CHECK(same_bits(data(b.m, g->input(2)), want.b));
+    }
+    CHECK_NOTHROW(onnx::checker::check_model(b.m));
+  }
+}
+
+TEST_CASE("onnx adapter: Gemm forms that are refused, with a note") {
+  struct form {
+    const char* what;
+    float alpha, beta;
+    std::vector<std::int64_t> c_shape;
+  };
+  for (const form& f :
+       {form{"Gemm with alpha != 1", 2.0f, 1.0f, {5}}, form{"Gemm with beta != 1", 1.0f, 0.5f, {5}},
+        form{"Gemm's C is not one value per output column", 1.0f, 1.0f, {5, 1}}}) {
+    builder b;
+    b.input("x", {5, 6});
+    b.init("B", {5, 6});
+    b.init("C", f.c_shape);
+    b.bn_params("bn", 5);
+    auto* gemm = b.node("Gemm", "gemm", {"x", "B", "C"}, {"g"});
+    builder::attr(gemm, "transB", std::int64_t{1});
+    builder::attr(gemm, "alpha", f.alpha);
+    builder::attr(gemm, "beta", f.beta);
+    b.bn("bn", "g", "bn", "y");
+    b.output("y");
+    const std::string before = bytes_of(b.m);
+    const auto r = qfold_onnx::fold_model(b.m);
+    const auto& s = only_site(r);
+    CHECK_FALSE(s.folded);
+    CHECK(s.reason == "unsupported");
+    CHECK(s.note == f.what);
+    CHECK(bytes_of(b.m) == before);  // a refused site leaves the model exactly as it was
+  }
+}
+
+TEST_CASE("onnx adapter: MatMul + Add and MatMul alone fold; the weight stays (in, out)") {
+  for (const bool with_add : {true, false}) {
+    builder b;
+    b.input("x", {3, 6});
+    b.init("W", {6, 4});
+    if (with_add) b.init("c", {4});
+    b.bn_params("bn", 4);
+    b.node("MatMul", "mm", {"x", "W"}, {"p"});
+    if (with_add) b.node("Add", "add", {"c", "p"}, {"a"});  // bias on the left
+    b.bn("bn", with_add ? "a" : "p", "bn", "y");
+    b.output("y");
+    onnx::ModelProto ref = b.m;
+    auto* rt = const_cast<onnx::TensorProto*>(find_init(ref, "W"));
+    const auto wt = transpose(data(*rt), 6, 4);
+    rt->set_raw_data(wt.data(), wt.size() * sizeof(float));
+    rt->set_dims(0, 4);
+    rt->set_dims(1, 6);
+    const auto want =
+        reference(ref, "W", with_add ? "c" : "", "bn", qfold::weight_layout::o_i_s, 1, true);
+    const auto r = qfold_onnx::fold_model(b.m);
+    const auto& s = only_site(r);
+    CHECK(s.folded);
+    CHECK(s.nodes.front() == (with_add ? "add" : "mm"));
+    const auto* mm = find_node(b.m, "mm");
+    const auto* w = find_init(b.m, mm->input(1));
+    REQUIRE(w != nullptr);
+    CHECK(w->dims(0) == 6);
+    CHECK(same_bits(data(*w), transpose(want.w, 4, 6)));
+    const auto* add = find_node(b.m, with_add ? "add" : "mm_bias");
+    REQUIRE(add != nullptr);
+    CHECK(add->output(0) == "y");
+    CHECK(same_bits(data(b.m, add->input(with_add ? 0 : 1)), want.b));
+    CHECK(count_op(b.m, "BatchNormalization") == 0);
+    CHECK(b.m.graph().initializer_size() == 2);
+    CHECK_NOTHROW(onnx::checker::check_model(b.m));
+  }
+}
+
+TEST_CASE("onnx adapter: MatMul refusals (rank 3 output, shared product, bias shape)") {
+  SECTION("rank 3: the batch norm's channel axis is not the MatMul's last axis") {
+    builder b;
+    b.input("x", {2, 4, 6});
+    b.init("W", {6, 4});
+    b.bn_params("bn", 4);
+    b.node("MatMul", "mm", {"x", "W"}, {"p"});
+    b.bn("bn", "p", "bn", "y");
+    b.output("y");
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).reason == "ambiguous_axis");
+  }
+  SECTION("the MatMul's product has another reader") {
+    builder b;
+    b.input("x", {2, 6});
+    b.init("W", {6, 4});
+    b.init("c", {4});
+    b.bn_params("bn", 4);
+    b.node("MatMul", "mm", {"x", "W"}, {"p"});
+    b.node("Add", "add", {"p", "c"}, {"a"});
+    b.bn("bn", "a", "bn", "y");
+    b.output("y");
+    b.output("p");
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).reason == "unsupported");
+    CHECK(only_site(r).note == "the MatMul's output has another reader");
+  }
+  SECTION("a bias of shape (N, 1) is not per output column") {
+    builder b;
+    b.input("x", {4, 6});
+    b.init("W", {6, 4});
+    b.init("c", {4, 1});
+    b.bn_params("bn", 4);
+    b.node("MatMul", "mm", {"x", "W"}, {"p"});
+    b.node("Add", "add", {"p", "c"}, {"a"});
+    b.bn("bn", "a", "bn", "y");
+    b.output("y");
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).reason == "unsupported");
+    CHECK(only_site(r).note == "Add after MatMul does not add a constant of shape (N) or (1, N)");
+  }
+}
+
+TEST_CASE("onnx adapter: refusals leave the model unchanged") {
+  SECTION("shared output") {
+    builder b;
+    b.input("x", {1, 2, 4, 4});
+    b.init("w", {2, 2, 1, 1});
+    b.bn_params("bn", 2);
+    b.node("Conv", "conv", {"x", "w"}, {"c"});
+    b.bn("bn", "c", "bn", "y");
+    b.node("Add", "add", {"y", "c"}, {"z"});
+    b.output("z");
+    const std::string before = bytes_of(b.m);
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).reason == "shared_output");
+    CHECK(bytes_of(b.m) == before);
+  }
+  SECTION("training mode") {
+    builder b(14);
+    b.input("x", {1, 2, 4, 4});
+    b.init("w", {2, 2, 1, 1});
+    b.bn_params("bn", 2);
+    b.node("Conv", "conv", {"x", "w"}, {"c"});
+    builder::attr(b.bn("bn", "c", "bn", "y"), "training_mode", std::int64_t{1});
+    b.output("y");
+    const std::string before = bytes_of(b.m);
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).reason == "training_mode");
+    CHECK(bytes_of(b.m) == before);
+  }
+  SECTION("an initializer that is also a graph input can be overridden: not a constant") {
+    builder b;
+    b.input("x", {1, 2, 4, 4});
+    b.input("w", {2, 2, 1, 1});
+    b.init("w", {2, 2, 1, 1});
+    b.bn_params("bn", 2);
+    b.node("Conv", "conv", {"x", "w"}, {"c"});
+    b.bn("bn", "c", "bn", "y");
+    b.output("y");
+    const std::string before = bytes_of(b.m);
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).reason == "not_constant");
+    CHECK(bytes_of(b.m) == before);
+  }
+  SECTION("a double weight is not a float32 constant") {
+    builder b;
+    b.input("x", {1, 2, 4, 4});
+    auto* w = b.init("w", {2, 2, 1, 1});
+    w->set_data_type(onnx::TensorProto::DOUBLE);
+    b.bn_params("bn", 2);
+    b.node("Conv", "conv", {"x", "w"}, {"c"});
+    b.bn("bn", "c", "bn", "y");
+    b.output("y");
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).reason == "not_constant");
+  }
+  SECTION("batch norm after a Relu") {
+    builder b;
+    b.input("x", {1, 2, 4, 4});
+    b.bn_params("bn", 2);
+    b.node("Relu", "relu", {"x"}, {"r"});
+    b.bn("bn", "r", "bn", "y");
+    b.output("y");
+    const auto r = qfold_onnx::fold_model(b.m);
+    const auto& s = only_site(r);
+    CHECK(s.reason == "unsupported");
+    CHECK(s.note == "input is Relu");
+  }
+  SECTION("spatial = 0 (opset 7): statistics per element") {
+    builder b(7);
+    b.input("x", {1, 2, 4, 4});
+    b.init("w", {2, 2, 1, 1});
+    b.bn_params("bn", 2);
+    b.node("Conv", "conv", {"x", "w"}, {"c"});
+    builder::attr(b.bn("bn", "c", "bn", "y"), "spatial", std::int64_t{0});
+    b.output("y");
+    const auto r = qfold_onnx::fold_model(b.m);
+    const auto& s = only_site(r);
+    CHECK_FALSE(s.folded);
+    CHECK(s.note.find("spatial = 0") != std::string::npos);
+    CHECK(r.batch_norms_after == 1);
+  }
+}
+
+TEST_CASE("onnx adapter: a batch norm read by another node and a graph output") {
+  builder b;
+  b.input("x", {1, 2, 4, 4});
+  b.init("w", {2, 2, 1, 1});
+  b.bn_params("bn", 2);
+  b.node("Conv", "conv", {"x", "w"}, {"c"});
+  b.bn("bn", "c", "bn", "y");
+  b.node("Relu", "relu", {"y"}, {"r"});
+  b.output("y");
+  b.output("r");
+  auto* vi = b.g->add_value_info();  // value_info of the conv's old output goes away
+  vi->set_name("c");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  const auto r = qfold_onnx::fold_model(b.m);
+  CHECK(only_site(r).folded);
+  CHECK(find_node(b.m, "conv")->output(0) == "y");
+  CHECK(find_node(b.m, "relu")->input(0) == "y");
+  CHECK(b.m.graph().output(0).name() == "y");
+  CHECK(b.m.graph().value_info_size() == 0);
+  CHECK_NOTHROW(onnx::checker::check_model(b.m));
+}
+
+TEST_CASE("onnx adapter: a Constant node as the weight") {
+  builder b;
+  b.input("x", {1, 2, 4, 4});
+  b.bn_params("bn", 2);
+  auto* k = b.node("Constant", "k", {}, {"w"});
+  auto* a = k->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  auto* t = a->mutable_t();
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (const std::int64_t d : {2, 2, 1, 1}) t->add_dims(d);
+  for (const float v : {1.0f, -2.0f, 0.5f, 3.0f}) t->add_float_data(v);
+  b.node("Conv", "conv", {"x", "w"}, {"c"});
+  b.bn("bn", "c", "bn", "y");
+  b.output("y");
+  const auto r = qfold_onnx::fold_model(b.m);
+  CHECK(only_site(r).folded);
+  CHECK(count_op(b.m, "Constant") == 0);
+  CHECK(only_site(r).bytes_removed == (4 + 8) * sizeof(float));
+  CHECK_NOTHROW(onnx::checker::check_model(b.m));
+}
+
+TEST_CASE("onnx tool: parse_model errors") {
+  const auto message = [](const std::string& bytes) -> std::string {
+    try {
+      (void)qfold_onnx::parse_model(bytes, "m.onnx");
+    } catch (const qfold_onnx::tool_error& e) {
+      CHECK(e.code() == qfold_onnx::exit_bad_input);
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(message("hello, world\n").find("not an ONNX model") != std::string::npos);
+  CHECK(message("").find("not an ONNX model") != std::string::npos);
+  builder b;
+  b.input("x", {1, 2});
+  b.node("Relu", "relu", {"x"}, {"y"});
+  b.output("y");
+  const std::string good = bytes_of(b.m);
+  CHECK(message(good).empty());
+  CHECK(message(good.substr(0, good.size() / 2)).find("truncated or corrupt") != std::string::npos);
+  b.m.mutable_opset_import(0)->set_version(99);
+  CHECK(message(bytes_of(b.m)).find("unsupported opset 99") != std::string::npos);
+  b.m.mutable_opset_import(0)->set_version(13);
+  b.m.set_ir_version(99);
+  CHECK(message(bytes_of(b.m)).find("unsupported IR version 99") != std::string::npos);
+}
+
+TEST_CASE("onnx adapter: an absent bias (empty input name or none) is added in its slot") {
+  SECTION("Conv with an empty third input") {
+    builder b;
+    b.input("x", {1, 2, 4, 4});
+    b.init("w", {3, 2, 1, 1});
+    b.bn_params("bn", 3);
+    b.node("Conv", "conv", {"x", "w", ""}, {"c"});
+    b.bn("bn", "c", "bn", "y");
+    b.output("y");
+    const auto want = reference(b.m, "w", "", "bn", qfold::weight_layout::o_i_s, 1, false);
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).folded);
+    const auto* conv = find_node(b.m, "conv");
+    REQUIRE(conv->input_size() == 3);
+    CHECK(same_bits(data(b.m, conv->input(2)), want.b));
+    CHECK_NOTHROW(onnx::checker::check_model(b.m));
+  }
+  SECTION("Gemm without C: C added, beta becomes 1") {
+    builder b;
+    b.input("x", {2, 6});
+    b.init("B", {5, 6});
+    b.bn_params("bn", 5);
+    auto* gemm = b.node("Gemm", "gemm", {"x", "B"}, {"g"});
+    builder::attr(gemm, "transB", std::int64_t{1});
+    builder::attr(gemm, "beta", 0.25f);  // meaningless without C
+    b.bn("bn", "g", "bn", "y");
+    b.output("y");
+    const auto want = reference(b.m, "B", "", "bn", qfold::weight_layout::o_i_s, 1, true);
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).folded);
+    const auto* g = find_node(b.m, "gemm");
+    REQUIRE(g->input_size() == 3);
+    CHECK(same_bits(data(b.m, g->input(2)), want.b));
+    float beta = 0;
+    for (const auto& a : g->attribute())
+      if (a.name() == "beta") beta = a.f();
+    CHECK(beta == 1.0f);
+    CHECK_NOTHROW(onnx::checker::check_model(b.m));
+  }
+}
