@@ -22,18 +22,39 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <utility>
 
 namespace {
 
 constexpr std::size_t huge_page = std::size_t{2} << 20;
 constexpr std::size_t threshold = std::size_t{1} << 20;
 
+// The registry allocates with malloc and free directly: through operator new / delete, freeing
+// one of its nodes under the lock would come back into big_free, and a node that malloc happens
+// to place at a 2 MiB boundary would then wait for the lock it holds (a deadlock seen in the
+// benchmark).
+template <class T>
+struct malloc_allocator {
+  using value_type = T;
+  malloc_allocator() = default;
+  template <class U>
+  malloc_allocator(const malloc_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (void* p = std::malloc(n * sizeof(T))) return static_cast<T*>(p);
+    throw std::bad_alloc();
+  }
+  void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+  friend bool operator==(const malloc_allocator&, const malloc_allocator&) noexcept { return true; }
+};
 struct big_blocks {
   std::mutex mutex;
-  std::unordered_map<void*, std::size_t> sizes;  // its nodes come from the small path
+  std::unordered_map<void*, std::size_t, std::hash<void*>, std::equal_to<void*>,
+                     malloc_allocator<std::pair<void* const, std::size_t>>>
+      sizes;
 };
 big_blocks& registry() {
   static big_blocks* r = new big_blocks;  // never destroyed: deletes may run after exit

@@ -2,6 +2,9 @@
 // convolution or linear node, analysis reads the constants through the adapter and computes the
 // folded weights with fold_batch_norm (no graph access); only then are the accepted plans
 // applied through the mutation points. A rejected site leaves the graph exactly as it was.
+// Apply computes each site's weights again into one reused buffer rather than keeping every
+// site's: the fold runs at memory speed, while holding a whole model's folded weights until the
+// end would cost as much fresh memory as the weights themselves.
 #pragma once
 
 #include <algorithm>
@@ -25,16 +28,20 @@ namespace detail {
 template <class Id>
 struct batch_norm_plan {
   Id batch_norm, producer;
-  std::vector<float> weights, bias;
-  std::vector<std::int64_t> weight_shape;
   std::vector<Id> old_constants;  // may be left without users
   std::size_t site = 0;           // index into the report
+};
+// The folded values of one site (reused from site to site).
+struct batch_norm_fold {
+  std::vector<float> weights, bias;
+  std::vector<std::int64_t> weight_shape;
 };
 
 template <class G>
 constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
                                                    node_id_t<G> producer,
-                                                   batch_norm_plan<node_id_t<G>>& plan) {
+                                                   batch_norm_plan<node_id_t<G>>& plan,
+                                                   batch_norm_fold& out) {
   using T = ir_traits<G>;
   const auto ops = T::operands(g, bn);
   const auto pops = T::operands(g, producer);
@@ -71,16 +78,16 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   }
   // assign, not resize: libstdc++ 12's resize() of a float vector is not a constant expression
   // for clang (it fills memory whose lifetime has not begun).
-  plan.weights.assign(weight->data.size(), 0.0f);
-  plan.weight_shape.assign(weight->shape.begin(), weight->shape.end());
+  out.weights.assign(weight->data.size(), 0.0f);
+  out.weight_shape.assign(weight->shape.begin(), weight->shape.end());
   std::size_t channels = mean->data.size();
-  plan.bias.assign(channels, 0.0f);
+  out.bias.assign(channels, 0.0f);
   const bool linear = T::kind(g, producer) == op_kind::linear;
   const weights_view<float> w{weight->data, weight->shape, conv.layout, conv.groups, linear};
   const batch_norm_params<float> params{
       mean->data, var->data, gamma->data, beta->data, static_cast<float>(attrs.epsilon), false};
   return fold_batch_norm(w, bias ? bias->data : std::span<const float>{}, params,
-                         std::span<float>(plan.weights), std::span<float>(plan.bias));
+                         std::span<float>(out.weights), std::span<float>(out.bias));
 }
 }  // namespace detail
 
@@ -91,6 +98,7 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
   using id = node_id_t<G>;
   report<id> r;
   std::vector<detail::batch_norm_plan<id>> plans;
+  detail::batch_norm_fold fold;
   for (const id n : T::nodes(g)) {  // analysis: reads only
     if (T::kind(g, n) != op_kind::batch_norm) continue;
     const auto ops = T::operands(g, n);
@@ -108,17 +116,23 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
       site.rejected =
           rejection{reason::unsupported, "batch norm input is not a convolution or linear node"};
     } else {
-      detail::batch_norm_plan<id> plan{n, producer, {}, {}, {}, {}, r.sites.size()};
-      site.rejected = detail::plan_batch_norm(g, n, producer, plan);
+      detail::batch_norm_plan<id> plan{n, producer, {}, r.sites.size()};
+      site.rejected = detail::plan_batch_norm(g, n, producer, plan, fold);
       if (!site.rejected) plans.push_back(std::move(plan));
     }
     r.sites.push_back(std::move(site));
   }
   for (auto& p : plans) {  // apply: only accepted plans, through the mutation points
-    const std::int64_t channels = static_cast<std::int64_t>(p.bias.size());
-    const id w = T::add_constant(g, std::span<const float>(p.weights),
-                                 std::span<const std::int64_t>(p.weight_shape));
-    const id b = T::add_constant(g, std::span<const float>(p.bias),
+    // The same fold on the same constants (earlier sites only add constants and erase unused
+    // ones), so it gives the same values; were it ever to refuse now, the site stays untouched.
+    if (auto again = detail::plan_batch_norm(g, p.batch_norm, p.producer, p, fold)) {
+      r.sites[p.site].rejected = again;
+      continue;
+    }
+    const std::int64_t channels = static_cast<std::int64_t>(fold.bias.size());
+    const id w = T::add_constant(g, std::span<const float>(fold.weights),
+                                 std::span<const std::int64_t>(fold.weight_shape));
+    const id b = T::add_constant(g, std::span<const float>(fold.bias),
                                  std::span<const std::int64_t>(&channels, 1));
     T::set_operand(g, p.producer, 1, w);
     T::set_operand(g, p.producer, 2, b);
