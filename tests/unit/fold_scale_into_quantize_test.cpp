@@ -147,8 +147,8 @@ TEST_CASE("scale into quantize: a power-of-two constant folds with the same code
                                     static_cast<int>(pick(gen, -20, 4)));
         const qparams q = qfold::make_qparams(type, s, type == qfold::dtype::int8 ? 3 : 0);
         qparams folded{};
-        REQUIRE_FALSE(qfold::fold_scale_into_quantize(op, c, q, qfold::conventions::executorch,
-                                                      float_exactness::bit_exact, folded));
+        REQUIRE_FALSE(
+            qfold::fold_scale_into_quantize(op, c, q, float_exactness::bit_exact, folded));
         CHECK(folded.scale == (op == scale_op::div ? s * c : s / c));
         for (const float x : probes(folded, gen)) {
           REQUIRE(ref_quantize(apply(op, x, c), q) == ref_quantize(x, folded));
@@ -166,13 +166,13 @@ TEST_CASE("scale into quantize: any other constant is refused, and a code does m
   const qparams q = qfold::make_qparams(qfold::dtype::int8, 0.05, 0);
   for (const float c : {3.0f, 11.3137085f, 0.1f}) {  // 11.31...: sqrt(128), an attention scale
     qparams folded{};
-    const auto r = qfold::fold_scale_into_quantize(
-        scale_op::div, c, q, qfold::conventions::executorch, float_exactness::bit_exact, folded);
+    const auto r =
+        qfold::fold_scale_into_quantize(scale_op::div, c, q, float_exactness::bit_exact, folded);
     REQUIRE(r);
     CHECK(r->code == reason::not_exact);
     // Folded anyway (the tolerance policy), some input near a tie gets another code.
-    REQUIRE_FALSE(qfold::fold_scale_into_quantize(
-        scale_op::div, c, q, qfold::conventions::executorch, float_exactness::real, folded));
+    REQUIRE_FALSE(
+        qfold::fold_scale_into_quantize(scale_op::div, c, q, float_exactness::real, folded));
     bool moved = false;
     for (const float x : probes(folded, gen))
       moved |= ref_quantize(x / c, q) != ref_quantize(x, folded);
@@ -182,11 +182,9 @@ TEST_CASE("scale into quantize: any other constant is refused, and a code does m
 
 TEST_CASE("scale into quantize: guards", "[fold][scale]") {
   const qparams q = qfold::make_qparams(qfold::dtype::int8, 0.05, 0);
-  const auto& ex = qfold::conventions::executorch;
   qparams f{};
   const auto refuses = [&](float c, const qparams& p, reason why) {
-    const auto r =
-        qfold::fold_scale_into_quantize(scale_op::div, c, p, ex, float_exactness::real, f);
+    const auto r = qfold::fold_scale_into_quantize(scale_op::div, c, p, float_exactness::real, f);
     INFO("c = " << c << ", scale = " << p.scale);
     REQUIRE(r);
     CHECK(r->code == why);
@@ -204,9 +202,9 @@ TEST_CASE("scale into quantize: guards", "[fold][scale]") {
   // At compile time, on both compilers.
   STATIC_REQUIRE([] {
     qparams folded{};
-    return !qfold::fold_scale_into_quantize(
-               scale_op::mul, 4.0f, qfold::make_qparams(qfold::dtype::int8, 0.5, 1),
-               qfold::conventions::executorch, float_exactness::bit_exact, folded) &&
+    return !qfold::fold_scale_into_quantize(scale_op::mul, 4.0f,
+                                            qfold::make_qparams(qfold::dtype::int8, 0.5, 1),
+                                            float_exactness::bit_exact, folded) &&
            folded.scale == 0.125;
   }());
   STATIC_REQUIRE(!qfold::prove_requantize_identity(

@@ -3,14 +3,12 @@
 // code unchanged is removed. Both are proven: the first in float arithmetic, the second per code.
 #pragma once
 
-#include <bit>
-#include <concepts>
 #include <cstdint>
-#include <limits>
 #include <optional>
 
 #include "qfold/exact/domain.hpp"
 #include "qfold/fold/rejection.hpp"
+#include "qfold/math/float_bits.hpp"
 #include "qfold/quant/conventions.hpp"
 #include "qfold/quant/qparams.hpp"
 
@@ -26,35 +24,34 @@ enum class float_exactness : std::uint8_t {
 };
 
 namespace detail {
-// c is +-2^k exactly, in the arithmetic type.
-template <std::floating_point Real>
+// c is +-2^k exactly, a normal number of its type.
+template <math::binary_float Real>
 [[nodiscard]] constexpr bool is_power_of_two(Real c) noexcept {
-  using bits = std::conditional_t<sizeof(Real) == 4, std::uint32_t, std::uint64_t>;
-  constexpr int mantissa = std::numeric_limits<Real>::digits - 1;
-  const bits b = std::bit_cast<bits>(c);
-  const bits exponent = (b << 1) >> (mantissa + 1);
-  return (b & ((bits{1} << mantissa) - 1)) == 0 && exponent != 0 &&
-         exponent != (bits{1} << (sizeof(Real) * 8 - 1 - mantissa)) - 1;
+  const int exponent = math::detail::biased_exponent(c);
+  return (math::detail::to_bits(c) & math::detail::fraction_mask<Real>) == 0 && exponent != 0 &&
+         exponent != math::detail::float_traits<Real>::max_biased;
 }
-[[nodiscard]] constexpr bool is_finite_nonzero(double c) noexcept {
-  return c == c && c != 0 && c - c == 0;
+template <math::binary_float Real>
+[[nodiscard]] constexpr bool is_finite_nonzero(Real c) noexcept {
+  return math::is_finite(c) && c != 0;
 }
 }  // namespace detail
 
 // quantize(x / c, q) == quantize(x, folded) with folded.scale = q.scale * c (mul: q.scale / c),
-// in the convention's arithmetic for every input x (float_exactness::bit_exact). Why a power of
-// two c is exact: x / 2^k is exact while normal, and the reciprocal (1/S) 2^-k is exact in double
-// and in Real, so both sides round the same real product x * r * 2^-k once. The scale bounds
+// for every input x under any of qfold's quantize conventions (float_exactness::bit_exact). Why a
+// power of two c is exact: x / 2^k is exact while normal, and the reciprocal (1/S) 2^-k is exact in
+// double and in Real, so both sides round the same real product x * r * 2^-k once. The scale bounds
 // below keep r within 2^+-100, which settles the edges: where x / 2^k would be subnormal the
 // scaled value is below 2^-26 on both sides (code zp), where it would overflow it is beyond 2^28
 // on both sides (clamped to the same end). tests/unit/fold_scale_into_quantize_test.cpp samples
 // every tie and edge. Any other c can move a code at a tie: bit_exact rejects it, `real` folds.
 // Rejections: c zero, negative or not finite; invalid qparams; a folded scale outside 2^+-100.
-template <std::floating_point Real>
-[[nodiscard]] constexpr std::optional<rejection> fold_scale_into_quantize(
-    scale_op op, Real c, const qparams& q, const quant_convention<Real>&, float_exactness exact,
-    qparams& folded) {
-  if (!detail::is_finite_nonzero(static_cast<double>(c)))
+template <math::binary_float Real>
+[[nodiscard]] constexpr std::optional<rejection> fold_scale_into_quantize(scale_op op, Real c,
+                                                                          const qparams& q,
+                                                                          float_exactness exact,
+                                                                          qparams& folded) {
+  if (!detail::is_finite_nonzero(c))
     return rejection{reason::invalid_constant, "the constant is zero or not finite"};
   if (c < 0)
     return rejection{reason::invalid_constant, "a negative constant would need a negative scale"};
@@ -78,11 +75,11 @@ template <std::floating_point Real>
 // Rejections: c zero or not finite; types or clamp ranges that differ (the rewrite would change
 // them); a 32-bit type (not enumerable); the first code that comes back different (index: code -
 // in.qmin).
-template <std::floating_point Real>
+template <math::binary_float Real>
 [[nodiscard]] constexpr std::optional<rejection> prove_requantize_identity(
     scale_op op, Real c, const qparams& in, const qparams& out,
     const quant_convention<Real>& convention) {
-  if (!detail::is_finite_nonzero(static_cast<double>(c)))
+  if (!detail::is_finite_nonzero(c))
     return rejection{reason::invalid_constant, "the constant is zero or not finite"};
   if (!validate(in) || !validate(out))
     return rejection{reason::qparams_mismatch, "the dequantize or quantize qparams are invalid"};

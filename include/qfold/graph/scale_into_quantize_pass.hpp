@@ -21,7 +21,7 @@ namespace qfold {
 inline constexpr std::string_view scale_into_quantize_pass_name = "fold_scale_into_quantize";
 
 struct scale_into_quantize_options {
-  quant_convention<float> convention = conventions::executorch;  // how the graph's ops compute
+  quant_convention<float> convention = conventions::executorch;  // how the sandwich computes
   float_exactness exactness = float_exactness::bit_exact;        // before annotation
 };
 
@@ -68,8 +68,7 @@ template <class G>
   if (T::qparams_shared(g, plan.quantize))
     return rejection{reason::shared_qparams, "the quantize's qparams are shared with other nodes"};
   qparams folded{};
-  if (auto r = fold_scale_into_quantize(op, c.data[0], *out, o.convention, o.exactness, folded))
-    return r;
+  if (auto r = fold_scale_into_quantize(op, c.data[0], *out, o.exactness, folded)) return r;
   plan.folded = folded;
   return std::nullopt;
 }
