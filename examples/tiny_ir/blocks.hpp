@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tiny_ir/interpreter.hpp"
 #include "tiny_ir/tiny_ir.hpp"
 
 namespace tiny::blocks {
@@ -102,12 +103,8 @@ inline id dyt_affine_conv(graph& g, const std::string& name, id t, const dyt_aff
   const id nchw = g.permute(name + ".to_nchw", sum, {0, 3, 1, 2});
   std::vector<std::int64_t> w, b;
   std::uint64_t s = o.seed;
-  const auto next = [&](std::int64_t lo, std::int64_t hi) {  // splitmix64
-    std::uint64_t z = (s += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return lo +
-           static_cast<std::int64_t>((z ^ (z >> 31)) % static_cast<std::uint64_t>(hi - lo + 1));
+  const auto next = [&](std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(splitmix64(s) % static_cast<std::uint64_t>(hi - lo + 1));
   };
   for (std::int64_t i = 0; i < o.out_channels * (channels / o.groups) * 9; ++i)
     w.push_back(next(-20, 20));

@@ -18,17 +18,19 @@
 
 namespace tiny {
 
-// Uniform floats in [lo, hi) from splitmix64: the same numbers with every standard library.
+// The next value of splitmix64: the same numbers with every standard library.
+inline std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15u);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+  return z ^ (z >> 31);
+}
+
+// Uniform floats in [lo, hi) from splitmix64.
 inline std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float lo = -1,
                                         float hi = 1) {
   std::vector<float> r(count);
-  for (float& x : r) {
-    std::uint64_t z = (seed += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    z ^= z >> 31;
-    x = lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1p-24f;
-  }
+  for (float& x : r) x = lo + (hi - lo) * static_cast<float>(splitmix64(seed) >> 40) * 0x1p-24f;
   return r;
 }
 
