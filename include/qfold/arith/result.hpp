@@ -36,6 +36,9 @@ enum class errc : std::uint8_t {
   empty_range,
   not_finite,
   not_exact,
+  // sizes and shapes that come from data
+  size_overflow,  // a product of dims, a count or an offset does not fit (or wraps)
+  invalid_shape,  // a negative or missing dim, an empty tensor, or dims that disagree with the data
 };
 
 // Stable, human readable name of a code (for reports and test output).
@@ -50,7 +53,8 @@ enum class errc : std::uint8_t {
       "illegal_zero_point",  "illegal_attributes",
       "size_mismatch",       "zero_point_out_of_range",
       "empty_range",         "not_finite",
-      "not_exact",
+      "not_exact",           "size_overflow",
+      "invalid_shape",
   };
   const auto i = static_cast<std::size_t>(c) - 1;
   return i < std::size(names) ? names[i] : "unknown";

@@ -27,6 +27,8 @@ enum class reason : std::uint8_t {
   overflow,             // an int32 step of the pattern overflows (the original would too)
   invalid_constant,     // a constant that is zero or not finite where the fold divides by it
   padding,              // a padded convolution: the fold would change the border
+  invalid_shape,        // dims that wrap, are negative or empty, or disagree with the data
+  adapter_failure,      // an adapter call threw: the site was left (or rolled back) untouched
 };
 
 [[nodiscard]] constexpr std::string_view to_string(reason r) noexcept {
@@ -35,7 +37,8 @@ enum class reason : std::uint8_t {
                                         "not_exact",           "unsupported",    "not_scalar",
                                         "unsupported_rescale", "layout_view",    "qparams_mismatch",
                                         "shared_qparams",      "out_of_range",   "overflow",
-                                        "invalid_constant",    "padding"};
+                                        "invalid_constant",    "padding",        "invalid_shape",
+                                        "adapter_failure"};
   const auto i = static_cast<std::size_t>(r) - 1;
   return i < std::size(names) ? names[i] : "unknown";
 }
