@@ -73,14 +73,18 @@ auto bits(T v) {  // compare representations: -0 != +0, subnormals exact
 template <class T>
 void check(const bn_case& c, int& bit_exact, int& refused) {
   const auto w = as<T>(c, "w"), b = as<T>(c, "b"), mean = as<T>(c, "mean"), var = as<T>(c, "var"),
-             gamma = as<T>(c, "gamma"), beta = as<T>(c, "beta"), fused_w = as<T>(c, "fused_w"),
-             fused_b = as<T>(c, "fused_b");
+             fused_w = as<T>(c, "fused_w"), fused_b = as<T>(c, "fused_b");
+  auto gamma = as<T>(c, "gamma"), beta = as<T>(c, "beta");
   const std::string& layout = c.keys.at("layout");
   const qfold::weights_view<T> view{
       w, c.shape,
       layout.rfind("IO", 0) == 0 ? qfold::weight_layout::i_o_s : qfold::weight_layout::o_i_s,
       std::stoll(c.keys.at("groups")), c.keys.at("kind") == "linear"};
   const auto eps = static_cast<T>(std::strtod(c.keys.at("eps").c_str(), nullptr));
+  // torch folds an absent gamma / beta as ones / zeros; qfold takes them explicitly (an empty
+  // span is refused). Multiplying by 1 and adding +0 are what torch computes too.
+  if (gamma.empty()) gamma.assign(mean.size(), T{1});
+  if (beta.empty()) beta.assign(mean.size(), T{0});
   std::vector<T> out_w(w.size()), out_b(mean.size());
   const auto r =
       qfold::fold_batch_norm<T>(view, b, {mean, var, gamma, beta, eps, false}, out_w, out_b);

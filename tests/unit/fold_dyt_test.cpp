@@ -196,7 +196,7 @@ TEST_CASE("dyt alpha: every guard refuses with its reason", "[fold][dyt]") {
   refuses(s, reason::qparams_mismatch);
   s = good();
   s.tanh_table = std::span(tanh).first(255);
-  refuses(s, reason::unsupported);
+  refuses(s, reason::invalid_shape);
   s = good();
   s.mul_shift = 64;
   refuses(s, reason::unsupported);
@@ -519,7 +519,7 @@ TEST_CASE("dyt affine: every guard refuses with its reason", "[fold][dyt]") {
   {
     auto c = fresh();
     c.site.table = std::span(c.table).first(10);
-    refuses(c, reason::unsupported);
+    refuses(c, reason::invalid_shape);
   }
 }
 

@@ -152,7 +152,7 @@ template <class F>
                        space.output_unsigned,
                        izp,
                        0};
-  if (d.contains(izp)) a.output_zp = y[static_cast<std::size_t>(izp - d.lo)];
+  if (d.contains(izp)) a.output_zp = y[offset_in(d, izp)];
   if (!validate(a)) a.output_zp = 0;
   return rescale_certificate{a, s};
 }
@@ -174,13 +174,13 @@ template <class F>
   }
   if (space != nullptr) {
     c.rescale = synthesize_rescale(d, y, *space);
-    if (!c.rescale) {
+    if (!c.rescale && detail::known_types(*space)) {  // other types: no candidate at all
       if (const auto naive = detail::endpoint_rescale(d, y, *space))
         c.rescale_miss = detail::first_miss(d, y, [&](std::int64_t x) -> detail::wide_int {
           // An error is a miss: it shows as an int64 extreme different from the map's value.
           const auto r = checked::rescale_value(naive->attributes, naive->scale, x);
           if (r) return *r;
-          const std::int64_t yx = y[static_cast<std::size_t>(x - d.lo)];
+          const std::int64_t yx = y[detail::offset_in(d, x)];
           return yx == std::numeric_limits<std::int64_t>::min()
                      ? std::numeric_limits<std::int64_t>::max()
                      : std::numeric_limits<std::int64_t>::min();
@@ -238,12 +238,15 @@ struct line_fit {
   return r;
 }
 
-// One classification per channel of values laid out channel-major ([channel][code]).
+// One classification per channel of values laid out channel-major ([channel][code]); empty
+// unless values holds exactly channels * d.size() values (checked without wrapping).
 [[nodiscard]] constexpr std::vector<classification> classify_channels(
     domain d, std::span<const std::int64_t> values, std::size_t channels,
     const rescale_space* space = nullptr) {
   std::vector<classification> r;
-  if (channels == 0 || values.size() != channels * d.size()) return r;
+  if (channels == 0 || d.empty() || values.size() / channels != d.size() ||
+      values.size() % channels != 0)
+    return r;
   r.reserve(channels);
   for (std::size_t ch = 0; ch < channels; ++ch)
     r.push_back(classify(d, values.subspan(ch * d.size(), d.size()), space));

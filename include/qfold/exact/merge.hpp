@@ -4,9 +4,13 @@
 // first input where it differs. Chains over 8-bit inputs always become one TABLE (chain::collapse).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <new>
 #include <optional>
 #include <span>
+#include <variant>
 #include <vector>
 
 #include "qfold/arith/rescale.hpp"
@@ -63,13 +67,39 @@ namespace detail {
 }
 }  // namespace detail
 
+namespace detail {
+// A RESCALE step whose element types qfold does not know is refused before any evaluation.
+[[nodiscard]] constexpr bool known_step_types(const chain::step& s) noexcept {
+  const auto* r = std::get_if<chain::rescale>(&s);
+  return r == nullptr ||
+         (known_type(r->attributes.input_type) && known_type(r->attributes.output_type));
+}
+}  // namespace detail
+
 // Merges `steps` over every input of d into one RESCALE of `space`, or reports why not. Errors:
-// a step of the chain fails for some input (error.index = that input - d.lo).
+// empty_range (d is empty), size_overflow (d has more than max_enumerated_codes codes, or the
+// table of chain values cannot be allocated), illegal_type (a RESCALE step or the space has an
+// element type that is not one of int_type's), and a step of the chain that fails for some
+// input (error.index = that input - d.lo).
 [[nodiscard]] constexpr result<merge_report> merge_rescales(domain d,
                                                             std::span<const chain::step> steps,
                                                             const rescale_space& space) {
+  if (auto ok = detail::check_enumerable(d, "merge_rescales: the domain is empty (lo > hi)",
+                                         "merge_rescales: the domain has too many codes");
+      !ok)
+    return ok.error();
+  if (!detail::known_types(space))
+    return fail(errc::illegal_type, "merge_rescales: the space's element type is unknown");
+  for (std::size_t k = 0; k < steps.size(); ++k)
+    if (!detail::known_step_types(steps[k]))
+      return fail(errc::illegal_type, "merge_rescales: a RESCALE step's element type is unknown",
+                  k);
   std::vector<std::int64_t> y;  // reserve + push_back: constant-evaluable with clang 14 too
-  y.reserve(d.size());
+  try {
+    y.reserve(d.size());
+  } catch (const std::bad_alloc&) {
+    return fail(errc::size_overflow, "merge_rescales: the chain's values cannot be allocated");
+  }
   for (std::size_t i = 0; i < d.size(); ++i) {
     const auto v = chain::evaluate(steps, d.lo + static_cast<std::int64_t>(i));
     if (!v) return fail(v.error().code, v.error().message, i);
@@ -78,15 +108,18 @@ namespace detail {
   merge_report r;
   r.merged = synthesize_rescale(d, y, space);
   r.naive = detail::naive_merge(d, y, steps, space);
+  constexpr std::int64_t unbounded = std::numeric_limits<std::int64_t>::max();
   for (std::size_t i = 0; i < y.size(); ++i) {
     const std::int64_t x = d.lo + static_cast<std::int64_t>(i);
     const auto n = checked::rescale_value(r.naive.attributes, r.naive.scale, x);
     if (!n) {  // the naive merge breaks a requirement here: an unbounded deviation
       if (!r.first_difference) r.first_difference = witness{x, y[i], 0};
-      r.max_deviation = std::numeric_limits<std::int64_t>::max();
+      r.max_deviation = unbounded;
       continue;
     }
-    const std::int64_t dev = *n > y[i] ? *n - y[i] : y[i] - *n;
+    // A chain may end anywhere in int64 (a clamp step): the difference is taken in 128 bits.
+    const detail::wide_int diff = detail::wide_int{*n} - y[i];
+    const std::int64_t dev = detail::saturate_int64(diff < 0 ? -diff : diff);
     if (dev != 0 && !r.first_difference) r.first_difference = witness{x, y[i], *n};
     if (dev > r.max_deviation) r.max_deviation = dev;
   }

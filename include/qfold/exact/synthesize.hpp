@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -139,9 +140,23 @@ struct candidate {
   return s;
 }
 
+// Element types qfold knows (an enum holds any byte: other values must not reach range_of).
+[[nodiscard]] constexpr bool known_type(int_type t) noexcept {
+  return t == int_type::i8 || t == int_type::i16 || t == int_type::i32 || t == int_type::i48;
+}
+[[nodiscard]] constexpr bool known_types(const rescale_space& space) noexcept {
+  return known_type(space.input_type) && known_type(space.output_type);
+}
+
+// The index of input x in a domain that contains it (exact for any domain: unsigned difference).
+[[nodiscard]] constexpr std::size_t offset_in(domain d, std::int64_t x) noexcept {
+  return static_cast<std::size_t>(static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(d.lo));
+}
+
 // Inputs outside the input type make every RESCALE an error (and |x - zp| must stay small for
 // the bounds above), so such domains are refused before any arithmetic.
 [[nodiscard]] constexpr bool domain_in_type(domain d, const rescale_space& space) noexcept {
+  if (!known_types(space)) return false;
   const int_range in = range_of(space.input_type, space.input_unsigned);
   return d.lo <= d.hi && in.contains(d.lo) && in.contains(d.hi);
 }
@@ -157,10 +172,12 @@ struct candidate {
       last = i;
     }
   if (first >= last || y[last] <= y[first]) return 62;
-  const auto dx = static_cast<std::int64_t>(last - first);
-  const std::int64_t q = cap * dx * 2 / (y[last] - y[first]);  // 2^s <= 2 cap / slope
+  // In 128 bits: cap < 2^31 and dx < 2^64, so the product cannot overflow.
+  __extension__ typedef __int128 wide;
+  const wide q = wide{cap} * static_cast<wide>(last - first) * 2 /
+                 (wide{y[last]} - y[first]);  // 2^s <= 2 cap / slope
   int s = 0;
-  while (s < 62 && (std::int64_t{1} << (s + 1)) <= q) ++s;
+  while (s < 62 && (wide{1} << (s + 1)) <= q) ++s;
   return s < 2 ? 2 : s;
 }
 
@@ -228,7 +245,7 @@ struct candidate {
     // With the input zero point inside the domain, R(0) = 0 pins the output zero point there.
     std::int64_t ozp_lo = ozp_range.lo, ozp_hi = ozp_range.hi;
     if (d.contains(izp)) {
-      const std::int64_t y0 = y[static_cast<std::size_t>(izp - d.lo)];
+      const std::int64_t y0 = y[detail::offset_in(d, izp)];
       if (y0 > out.lo && y0 < out.hi) ozp_lo = ozp_hi = y0;
     }
     for (std::int64_t ozp = ozp_lo; ozp <= ozp_hi; ++ozp) {

@@ -12,6 +12,7 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <type_traits>
 
 #include "qfold/fold/rejection.hpp"
@@ -38,7 +39,8 @@ struct weights_view {
                         // with ((b - mean) * rsqrt) * gamma: different roundings
 };
 
-// A batch norm's inference parameters; empty gamma / beta mean ones / zeros.
+// A batch norm's inference parameters, one value per output channel each (none may be empty: an
+// absent gamma or beta is passed as ones or zeros, never inferred from an empty span).
 template <std::floating_point T>
 struct batch_norm_params {
   std::span<const T> mean, variance, gamma, beta;
@@ -104,19 +106,36 @@ struct channel_geometry {
   std::int64_t per_group_out = 0, per_group_in = 0, kernel = 1;  // i_o_s
 };
 
+// The product of dims, each positive, or why not: a dim <= 0 or a product beyond the largest
+// span (checked before each multiplication, so nothing wraps).
+[[nodiscard]] constexpr std::optional<rejection> checked_element_count(
+    std::span<const std::int64_t> shape, std::size_t& count, std::string_view not_positive,
+    std::string_view too_large) {
+  constexpr auto most = static_cast<std::uint64_t>(std::numeric_limits<std::ptrdiff_t>::max());
+  std::uint64_t n = 1;
+  for (const std::int64_t d : shape) {
+    if (d <= 0) return rejection{reason::invalid_shape, not_positive};
+    const auto u = static_cast<std::uint64_t>(d);
+    if (n > most / u) return rejection{reason::invalid_shape, too_large};
+    n *= u;
+  }
+  count = static_cast<std::size_t>(n);
+  return std::nullopt;
+}
+
 template <std::floating_point T>
 [[nodiscard]] constexpr std::optional<rejection> geometry(const weights_view<T>& w,
                                                           channel_geometry& g) {
   if (w.shape.size() < 2)
     return rejection{reason::ambiguous_axis, "batch norm: weight rank below 2"};
-  std::int64_t total = 1;
-  for (const std::int64_t d : w.shape) {
-    if (d <= 0)
-      return rejection{reason::ambiguous_axis, "batch norm: weight dimension not positive"};
-    total *= d;
-  }
-  if (static_cast<std::size_t>(total) != w.values.size())
-    return rejection{reason::ambiguous_axis, "batch norm: weight shape does not match its data"};
+  std::size_t count = 0;
+  if (auto r = checked_element_count(w.shape, count, "batch norm: weight dimension not positive",
+                                     "batch norm: the weight dimensions' product overflows"))
+    return r;
+  // Every offset below is < count, and every channel count a product of some of the dims.
+  if (count != w.values.size())
+    return rejection{reason::invalid_shape, "batch norm: weight shape does not match its data"};
+  const auto total = static_cast<std::int64_t>(count);
   if (w.groups < 1) return rejection{reason::ambiguous_axis, "batch norm: groups below 1"};
   switch (w.layout) {
     case weight_layout::o_i_s:
@@ -129,6 +148,9 @@ template <std::floating_point T>
       return std::nullopt;
     case weight_layout::s_i_o:
       g.out_channels = w.shape.back();
+      if (g.out_channels % w.groups != 0)
+        return rejection{reason::ambiguous_axis,
+                         "batch norm: output channels not divisible by groups"};
       return std::nullopt;
     case weight_layout::i_o_s:
       if (w.shape[0] % w.groups != 0)
@@ -136,6 +158,7 @@ template <std::floating_point T>
                          "batch norm: transposed input channels not divisible by groups"};
       g.per_group_in = w.shape[0] / w.groups;
       g.per_group_out = w.shape[1];
+      // groups <= shape[0], so this is at most shape[0] * shape[1] <= total: no overflow.
       g.out_channels = w.shape[1] * w.groups;
       g.kernel = total / (w.shape[0] * w.shape[1]);
       return std::nullopt;
@@ -148,11 +171,15 @@ template <std::floating_point T>
 // * gamma_o + beta_o (linear: (b_o - mean_o) * (gamma_o * rsqrt_o) + beta_o) with rsqrt_o =
 // 1 / sqrt(var_o + eps), each operation rounded in T (as torch.nn.utils.fusion computes it; eps
 // is rounded to T first), o = the output channel of weight i in its layout. `bias`
-// may be empty (zeros). Nothing but the two output spans is written (folded_weights may be the
-// weights' own storage), and after a rejection their
-// contents mean nothing; a rejection names the reason and, for non-finite results, the first
-// weight (or bias: index = number of weights + channel). Bit-identity with torch assumes no
-// floating-point contraction (the default on x86-64; use -ffp-contract=off where FMA is enabled).
+// may be empty (the producer has none: zeros). Rejections: invalid_shape (a dim <= 0, a product
+// of dims that overflows, a shape that disagrees with the data, an empty statistic),
+// ambiguous_axis (rank, groups, layout), channel_mismatch (a length differs from the channels
+// the weights' own dims give), invalid_constant (eps negative or not finite, a variance not
+// finite), non_finite (a folded value). Nothing but the two output spans is written (folded_weights
+// may be the weights' own storage), and after a rejection their contents mean nothing; a rejection
+// names the reason and, for non-finite results, the first weight (or bias: index = number of
+// weights + channel). Bit-identity with torch assumes no floating-point contraction (the default on
+// x86-64; use -ffp-contract=off where FMA is enabled).
 template <std::floating_point T>
 [[nodiscard]] constexpr std::optional<rejection> fold_batch_norm(const weights_view<T>& w,
                                                                  std::span<const T> bias,
@@ -164,16 +191,27 @@ template <std::floating_point T>
   if (auto r = detail::geometry(w, g)) return r;
   const auto channels = static_cast<std::size_t>(g.out_channels);
   const auto sized = [&](std::size_t n) { return n == channels; };
-  if (!sized(bn.mean.size()) || !sized(bn.variance.size()) ||
-      (!bn.gamma.empty() && !sized(bn.gamma.size())) ||
-      (!bn.beta.empty() && !sized(bn.beta.size())) || (!bias.empty() && !sized(bias.size())))
+  // An empty statistic is missing data, not a default of ones or zeros.
+  if (bn.mean.empty() || bn.variance.empty() || bn.gamma.empty() || bn.beta.empty())
+    return rejection{reason::invalid_shape, "batch norm: an empty gamma, beta, mean or variance"};
+  if (!sized(bn.mean.size()) || !sized(bn.variance.size()) || !sized(bn.gamma.size()) ||
+      !sized(bn.beta.size()) || (!bias.empty() && !sized(bias.size())))
     return rejection{reason::channel_mismatch,
                      "batch norm: parameter length differs from the output channels"};
   if (folded_weights.size() != w.values.size() || !sized(folded_bias.size()))
     return rejection{reason::channel_mismatch, "batch norm: output spans have the wrong sizes"};
+  // eps is added to every variance: NaN, infinite or negative, it is no batch norm's epsilon.
+  if (!math::is_finite(bn.epsilon) || bn.epsilon < 0)
+    return rejection{reason::invalid_constant, "batch norm: epsilon is negative or not finite"};
+  // An infinite variance would fold to a zero channel that looks valid (1 / sqrt(inf) = 0); a NaN
+  // one to NaN. A finite negative variance is left to the result check (var + eps <= 0 is inf or
+  // NaN there; above 0 it is what the batch norm itself computes).
+  for (std::size_t o = 0; o < channels; ++o)
+    if (!math::is_finite(bn.variance[o]))
+      return rejection{reason::invalid_constant, "batch norm: a variance is not finite", o};
 
   const auto rsqrt = [&](std::size_t o) { return T{1} / math::sqrt(bn.variance[o] + bn.epsilon); };
-  const auto gamma = [&](std::size_t o) { return bn.gamma.empty() ? T{1} : bn.gamma[o]; };
+  const auto gamma = [&](std::size_t o) { return bn.gamma[o]; };
   // The per-channel weight scale first goes into folded_bias (scratch), which is rewritten below.
   for (std::size_t o = 0; o < channels; ++o) folded_bias[o] = gamma(o) * rsqrt(o);
   const T* in = w.values.data();
@@ -213,8 +251,7 @@ template <std::floating_point T>
         (bias.empty() ? T{0} : bias[o]) - bn.mean[o];  // an absent bias is 0 - mean, as in torch
     // Separate statements: a multiply-add in one expression may be contracted into an FMA.
     const T scaled = w.linear ? centred * (gamma(o) * rsqrt(o)) : centred * rsqrt(o) * gamma(o);
-    folded_bias[o] =
-        scaled + (bn.beta.empty() ? T{0} : bn.beta[o]);  // + 0 turns -0 into +0, as torch does
+    folded_bias[o] = scaled + bn.beta[o];  // torch adds beta (zeros when absent): -0 + 0 is +0
   }
   for (std::size_t i = 0; !finite && i < folded_weights.size(); ++i)
     if (!math::is_finite(folded_weights[i]))

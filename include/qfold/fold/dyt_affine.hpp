@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -114,67 +116,10 @@ struct dyt_affine_values {
   return true;
 }
 
-}  // namespace detail
-
-// Checks the pattern, evaluates it over every distinct table value and channel, and plans the
-// rewrite: `fold` when every channel is an exact integer line a - azp = k (t - tzp) + m and the
-// conv is unpadded (w' = (w - wzp) k + wzp in range, bias' = bias + sum (w - wzp) m in int32);
-// `bypass_affine` when a == t everywhere; for a padded conv, `bypass_gamma` when gamma's side
-// alone is an identity (beta then stays: at the border its effect depends on position).
-[[nodiscard]] constexpr std::optional<rejection> fold_dyt_affine(const dyt_affine_site& s,
-                                                                 const dyt_affine_conv& conv,
-                                                                 dyt_affine_plan& plan) {
-  using detail::check_rescale;
-  constexpr auto i8 = int_type::i8, i32 = int_type::i32;
-  if (s.table.size() != 256)
-    return rejection{reason::unsupported, "the table does not have 256 int8 entries"};
-  struct expected {
-    const rescale_view* rescale;
-    int_type in, out;
-    std::string_view otherwise;
-  };
-  for (const expected& e :
-       {expected{&s.table_rescale, i8, i32, "the table RESCALE is not int8 -> int32"},
-        expected{&s.gamma_rescale, i8, i32, "the gamma RESCALE is not int8 -> int32"},
-        expected{&s.product_rescale, i32, i8, "the MUL's RESCALE is not int32 -> int8"},
-        expected{&s.scaled_rescale, i8, i32, "the ADD's RESCALE is not int8 -> int32"},
-        expected{&s.beta_rescale, i8, i32, "the beta RESCALE is not int8 -> int32"},
-        expected{&s.sum_rescale, i32, i8, "the ADD output RESCALE is not int32 -> int8"}})
-    if (auto r = check_rescale(*e.rescale, e.in, e.out, e.otherwise)) return r;
-  if (s.mul_shift < 0 || s.mul_shift > 63)
-    return rejection{reason::unsupported, "MUL shift outside 0..63"};
-  const std::size_t channels = s.gamma.size();
-  if (channels == 0 || s.beta.size() != channels)
-    return rejection{reason::channel_mismatch, "gamma and beta have different lengths"};
-  for (std::size_t c = 0; c < channels; ++c)
-    if (!int8_domain.contains(s.gamma[c]) || !int8_domain.contains(s.beta[c]))
-      return rejection{reason::out_of_range, "a gamma or beta code is not an int8", c};
-  if (conv.input_zero_point != s.sum_rescale.attributes.output_zp)
-    return rejection{reason::qparams_mismatch,
-                     "the conv's input zero point differs from the ADD RESCALE's output_zp"};
-  const auto& shape = conv.weight_shape;
-  if (shape.size() < 2 || conv.groups < 1 ||
-      (conv.layout != weight_layout::o_i_s && conv.layout != weight_layout::o_s_i))
-    return rejection{reason::unsupported, "conv weights are not (O, I, spatial...) or (O, ..., I)"};
-  std::size_t count = 1;
-  for (const std::int64_t d : shape) {
-    if (d <= 0) return rejection{reason::unsupported, "conv weights with an empty dimension"};
-    count *= static_cast<std::size_t>(d);
-  }
-  const auto out_channels = static_cast<std::size_t>(shape[0]);
-  const auto per_group_in = static_cast<std::size_t>(
-      conv.layout == weight_layout::o_i_s ? shape[1] : shape[shape.size() - 1]);
-  const auto groups = static_cast<std::size_t>(conv.groups);
-  if (conv.weights.size() != count || per_group_in * groups != channels ||
-      out_channels % groups != 0)
-    return rejection{reason::channel_mismatch,
-                     "the conv's input channels differ from gamma's length (or its groups)"};
-  if (!conv.bias.empty() && conv.bias.size() != out_channels)
-    return rejection{reason::channel_mismatch, "the conv bias length differs from its outputs"};
-  if (conv.weight_zero_points.size() != 1 && conv.weight_zero_points.size() != out_channels)
-    return rejection{reason::channel_mismatch,
-                     "weight zero points are neither per tensor nor per output channel"};
-
+// The plan once the pattern and the conv's shape are checked (counts from fold_dyt_affine).
+[[nodiscard]] constexpr std::optional<rejection> plan_dyt_affine(
+    const dyt_affine_site& s, const dyt_affine_conv& conv, std::size_t channels, std::size_t count,
+    std::size_t out_channels, std::size_t per_group_in, std::size_t groups, dyt_affine_plan& plan) {
   detail::dyt_affine_values v;
   if (auto r = detail::evaluate_dyt_affine(s, v)) return r;
   if (detail::is_identity(v.t, v.a)) {
@@ -209,8 +154,10 @@ struct dyt_affine_values {
       return rejection{reason::out_of_range, "a conv bias value is not an int32", o};
     plan.bias[o] = conv.bias[o];
   }
-  // Weight element e of output channel o reads input channel ci (within all groups).
-  const auto fold_weight = [&](std::size_t e, std::size_t o, std::size_t ci,
+  // Weight element e of output channel o reads input channel ci (within all groups). The bias
+  // change sums |w - wzp| < 2^33 times |m| < 2^17 over any number of weights: 128 bits.
+  wide_int bias_sum = 0;
+  const auto fold_weight = [&](std::size_t e, std::size_t ci,
                                std::int64_t wzp) -> std::optional<rejection> {
     if (conv.weights[e] < wr.lo || conv.weights[e] > wr.hi)
       return rejection{reason::out_of_range, "a weight is outside its type", e};
@@ -219,8 +166,7 @@ struct dyt_affine_values {
     if (folded < wr.lo || folded > wr.hi)
       return rejection{reason::out_of_range, "a folded weight leaves the weight type", e};
     plan.weights[e] = folded;
-    // int8 t and a bound |k| < 2^8 and |m| < 2^17, so these sums stay far inside int64.
-    plan.bias[o] += w * lines[ci].offset;
+    bias_sum += wide_int{w} * lines[ci].offset;
     return std::nullopt;
   };
   const std::size_t per_group_out = out_channels / groups;
@@ -230,17 +176,101 @@ struct dyt_affine_values {
       return rejection{reason::out_of_range, "a weight zero point is outside its type", o};
     const std::size_t first_in = (o / per_group_out) * per_group_in;
     const std::size_t base = o * per_group_in * spatial;
+    bias_sum = plan.bias[o];
     for (std::size_t i = 0; i < per_group_in; ++i)
       for (std::size_t k = 0; k < spatial; ++k) {
         const std::size_t e =
             base + (conv.layout == weight_layout::o_i_s ? i * spatial + k : k * per_group_in + i);
-        if (auto r = fold_weight(e, o, first_in + i, wzp)) return r;
+        if (auto r = fold_weight(e, first_in + i, wzp)) return r;
       }
+    plan.bias[o] = saturate_int64(bias_sum);  // saturated: still outside int32 when it was
   }
   for (std::size_t o = 0; o < out_channels; ++o)
     if (!fits_int32(plan.bias[o]))
       return rejection{reason::out_of_range, "a folded bias leaves int32", o};
   return std::nullopt;
+}
+}  // namespace detail
+
+// Checks the pattern, evaluates it over every distinct table value and channel, and plans the
+// rewrite: `fold` when every channel is an exact integer line a - azp = k (t - tzp) + m and the
+// conv is unpadded (w' = (w - wzp) k + wzp in range, bias' = bias + sum (w - wzp) m in int32);
+// `bypass_affine` when a == t everywhere; for a padded conv, `bypass_gamma` when gamma's side
+// alone is an identity (beta then stays: at the border its effect depends on position).
+[[nodiscard]] constexpr std::optional<rejection> fold_dyt_affine(const dyt_affine_site& s,
+                                                                 const dyt_affine_conv& conv,
+                                                                 dyt_affine_plan& plan) {
+  using detail::check_rescale;
+  constexpr auto i8 = int_type::i8, i32 = int_type::i32;
+  if (s.table.size() != 256)
+    return rejection{reason::invalid_shape, "the table does not have 256 int8 entries"};
+  struct expected {
+    const rescale_view* rescale;
+    int_type in, out;
+    std::string_view otherwise;
+  };
+  for (const expected& e :
+       {expected{&s.table_rescale, i8, i32, "the table RESCALE is not int8 -> int32"},
+        expected{&s.gamma_rescale, i8, i32, "the gamma RESCALE is not int8 -> int32"},
+        expected{&s.product_rescale, i32, i8, "the MUL's RESCALE is not int32 -> int8"},
+        expected{&s.scaled_rescale, i8, i32, "the ADD's RESCALE is not int8 -> int32"},
+        expected{&s.beta_rescale, i8, i32, "the beta RESCALE is not int8 -> int32"},
+        expected{&s.sum_rescale, i32, i8, "the ADD output RESCALE is not int32 -> int8"}})
+    if (auto r = check_rescale(*e.rescale, e.in, e.out, e.otherwise)) return r;
+  if (s.mul_shift < 0 || s.mul_shift > 63)
+    return rejection{reason::unsupported, "MUL shift outside 0..63"};
+  const std::size_t channels = s.gamma.size();
+  if (channels == 0 || s.beta.empty())  // missing data, never a default
+    return rejection{reason::invalid_shape, "gamma or beta is empty"};
+  if (s.beta.size() != channels)
+    return rejection{reason::channel_mismatch, "gamma and beta have different lengths"};
+  for (std::size_t c = 0; c < channels; ++c)
+    if (!int8_domain.contains(s.gamma[c]) || !int8_domain.contains(s.beta[c]))
+      return rejection{reason::out_of_range, "a gamma or beta code is not an int8", c};
+  if (!int8_domain.contains(s.table_zero_point))
+    return rejection{reason::qparams_mismatch, "the table's zero point is not an int8"};
+  if (conv.input_zero_point != s.sum_rescale.attributes.output_zp)
+    return rejection{reason::qparams_mismatch,
+                     "the conv's input zero point differs from the ADD RESCALE's output_zp"};
+  const auto& shape = conv.weight_shape;
+  if (shape.size() < 2 || conv.groups < 1 ||
+      (conv.layout != weight_layout::o_i_s && conv.layout != weight_layout::o_s_i))
+    return rejection{reason::unsupported, "conv weights are not (O, I, spatial...) or (O, ..., I)"};
+  if (conv.weight_type != dtype::int8 && conv.weight_type != dtype::uint8 &&
+      conv.weight_type != dtype::int16 && conv.weight_type != dtype::uint16 &&
+      conv.weight_type != dtype::int32)
+    return rejection{reason::unsupported, "the conv's weight type is unknown"};
+  std::size_t count = 0;
+  if (auto r = detail::checked_element_count(shape, count, "conv weights with a dimension <= 0",
+                                             "the conv weights' dimensions overflow"))
+    return r;
+  // From here every product of dims is at most count, and every index below count.
+  if (conv.weights.size() != count)
+    return rejection{reason::invalid_shape, "the conv weight shape does not match its data"};
+  const auto out_channels = static_cast<std::size_t>(shape[0]);
+  const auto per_group_in = static_cast<std::size_t>(
+      conv.layout == weight_layout::o_i_s ? shape[1] : shape[shape.size() - 1]);
+  const auto groups = static_cast<std::size_t>(conv.groups);
+  // channels / groups first: per_group_in * groups could wrap for a huge groups.
+  if (channels % groups != 0 || channels / groups != per_group_in || out_channels % groups != 0)
+    return rejection{reason::channel_mismatch,
+                     "the conv's input channels differ from gamma's length (or its groups)"};
+  if (!conv.bias.empty() && conv.bias.size() != out_channels)
+    return rejection{reason::channel_mismatch, "the conv bias length differs from its outputs"};
+  if (conv.weight_zero_points.size() != 1 && conv.weight_zero_points.size() != out_channels)
+    return rejection{reason::channel_mismatch,
+                     "weight zero points are neither per tensor nor per output channel"};
+
+  // Every allocation is bounded by the inputs' own sizes (256 per channel, one per weight), but it
+  // can still fail: that is a rejection, never an exception out of the fold.
+  try {
+    return detail::plan_dyt_affine(s, conv, channels, count, out_channels, per_group_in, groups,
+                                   plan);
+  } catch (const std::bad_alloc&) {
+    return rejection{reason::allocation_failure, "the fold's memory could not be allocated"};
+  } catch (const std::length_error&) {
+    return rejection{reason::allocation_failure, "the fold's memory could not be allocated"};
+  }
 }
 
 }  // namespace qfold

@@ -79,7 +79,7 @@ namespace detail {
 [[nodiscard]] constexpr std::optional<rejection> fold_dyt_alpha(const dyt_alpha_site& s,
                                                                 std::span<std::int8_t, 256> out) {
   if (s.tanh_table.size() != 256)
-    return rejection{reason::unsupported, "the tanh table does not have 256 int8 entries"};
+    return rejection{reason::invalid_shape, "the tanh table does not have 256 int8 entries"};
   if (auto r = detail::check_rescale(s.activation_rescale, int_type::i8, int_type::i32,
                                      "the activation RESCALE is not a valid int8 -> int32 one"))
     return r;

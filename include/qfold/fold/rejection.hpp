@@ -29,16 +29,16 @@ enum class reason : std::uint8_t {
   padding,              // a padded convolution: the fold would change the border
   invalid_shape,        // dims that wrap, are negative or empty, or disagree with the data
   adapter_failure,      // an adapter call threw: the site was left (or rolled back) untouched
+  allocation_failure,   // memory for the fold's evaluation or plan could not be allocated
 };
 
 [[nodiscard]] constexpr std::string_view to_string(reason r) noexcept {
-  constexpr std::string_view names[] = {"training_mode",       "not_constant",   "shared_output",
-                                        "channel_mismatch",    "ambiguous_axis", "non_finite",
-                                        "not_exact",           "unsupported",    "not_scalar",
-                                        "unsupported_rescale", "layout_view",    "qparams_mismatch",
-                                        "shared_qparams",      "out_of_range",   "overflow",
-                                        "invalid_constant",    "padding",        "invalid_shape",
-                                        "adapter_failure"};
+  constexpr std::string_view names[] = {
+      "training_mode",  "not_constant",        "shared_output",   "channel_mismatch",
+      "ambiguous_axis", "non_finite",          "not_exact",       "unsupported",
+      "not_scalar",     "unsupported_rescale", "layout_view",     "qparams_mismatch",
+      "shared_qparams", "out_of_range",        "overflow",        "invalid_constant",
+      "padding",        "invalid_shape",       "adapter_failure", "allocation_failure"};
   const auto i = static_cast<std::size_t>(r) - 1;
   return i < std::size(names) ? names[i] : "unknown";
 }
