@@ -336,28 +336,41 @@ class graph {
                     {shape.begin(), shape.end()});
   }
   // Shapes are inferred when a node is built and kept here: rewire to a value of the same shape.
+  // Each mutation allocates first, so that it either happens whole or throws having changed
+  // nothing (qfold's transactions rely on it).
   void set_operand(node_id n, std::size_t i, node_id v) {
     auto& in = mut(n).inputs;
+    auto& users = mut(v).users;
     if (i > in.size()) throw std::out_of_range("tiny: set_operand beyond the operand count");
+    users.reserve(users.size() + 1);
     if (i == in.size()) {
       in.resize(i + 1, v);  // not push_back: g++ 12 -O3 warns falsely (-Warray-bounds) there
     } else {
       drop_user(in[i], n);
       in[i] = v;
     }
-    mut(v).users.push_back(n);
+    users.push_back(n);
+  }
+  void remove_last_operand(node_id n) {
+    auto& in = mut(n).inputs;
+    if (in.empty()) throw std::out_of_range("tiny: remove_last_operand of a node without operands");
+    drop_user(in.back(), n);
+    in.pop_back();
   }
   void replace_uses(node_id old, node_id v) {
     if (old == v) return;
+    auto& users = mut(v).users;
+    users.reserve(users.size() + mut(old).users.size());
     for (const node_id u : std::exchange(mut(old).users, {})) {  // one entry per slot
       auto& in = mut(u).inputs;
       *std::ranges::find(in, old) = v;
-      mut(v).users.push_back(u);
+      users.push_back(u);
     }
     for (node_id& o : outputs_)
       if (o == old) o = v;
     mut(v).output_uses += std::exchange(mut(old).output_uses, 0);
   }
+  // Only ever called on a node without readers; then it cannot fail.
   void erase(node_id n) {
     node& x = mut(n);
     if (!x.alive || use_count(n) != 0) throw std::logic_error("tiny: erase of a used node");

@@ -20,6 +20,7 @@ struct graph_without_set_qparams {
   bool qparams_shared(node_id) const { return false; }
   node_id add_constant(std::span<const float>, std::span<const std::int64_t>) { return 0; }
   void set_operand(node_id, std::size_t, node_id) {}
+  void remove_last_operand(node_id) {}
   void replace_uses(node_id, node_id) {}
   void erase(node_id) {}
   std::size_t constant_bytes(node_id) const { return 0; }

@@ -110,6 +110,7 @@ class fixed_graph {
     x.inputs.at(i) = v;
     if (i == x.input_count) ++x.input_count;
   }
+  constexpr void remove_last_operand(node_id n) { --mut(n).input_count; }
   constexpr void replace_uses(node_id old, node_id v) {
     for (std::size_t i = 0; i < count_; ++i)
       for (std::size_t k = 0; k < nodes_[i].input_count; ++k)

@@ -1,7 +1,7 @@
 // The batch-norm folding pass over any adapted IR: for every batch_norm whose input is a
 // convolution or linear node, analysis reads the constants through the adapter and computes the
 // folded weights with fold_batch_norm (no graph access); only then are the accepted plans
-// applied through the mutation points. A rejected site leaves the graph exactly as it was.
+// applied, each in a transaction (two_phase.hpp). A rejected or failed site is left as it was.
 // Apply computes each site's weights again into one reused buffer rather than keeping every
 // site's: the fold runs at memory speed, while holding a whole model's folded weights until the
 // end would cost as much fresh memory as the weights themselves.
@@ -18,6 +18,7 @@
 #include "qfold/fold/rejection.hpp"
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/traits.hpp"
+#include "qfold/graph/two_phase.hpp"
 #include "qfold/graph/vocabulary.hpp"
 
 namespace qfold {
@@ -29,7 +30,6 @@ template <class Id>
 struct batch_norm_plan {
   Id batch_norm, producer;
   std::vector<Id> old_constants;  // may be left without users
-  std::size_t site = 0;           // index into the report
 };
 // The folded values of one site (reused from site to site).
 struct batch_norm_fold {
@@ -96,61 +96,42 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
   static_assert(detail::check_batch_norm_foldable<G>());
   using T = ir_traits<G>;
   using id = node_id_t<G>;
-  report<id> r;
-  std::vector<detail::batch_norm_plan<id>> plans;
+  using plan_t = detail::batch_norm_plan<id>;
   detail::batch_norm_fold fold;
-  for (const id n : T::nodes(g)) {  // analysis: reads only
-    if (T::kind(g, n) != op_kind::batch_norm) continue;
-    const auto ops = T::operands(g, n);
-    if (std::ranges::empty(ops)) {  // a malformed node: reported, never dereferenced
-      r.sites.push_back({batch_norm_pass_name,
-                         {n},
-                         rejection{reason::unsupported, "batch norm without an input"},
-                         0});
-      continue;
-    }
+  const auto match = [&](const G& cg, id n) -> std::optional<site_candidate<id, plan_t>> {
+    if (T::kind(cg, n) != op_kind::batch_norm) return std::nullopt;
+    const auto ops = T::operands(cg, n);
+    if (std::ranges::empty(ops))  // a malformed node: reported, never dereferenced
+      return site_candidate<id, plan_t>{
+          {n}, rejection{reason::unsupported, "batch norm without an input"}, {n, n, {}}};
     const id producer = *std::ranges::begin(ops);
-    site_report<id> site{batch_norm_pass_name, {producer, n}, std::nullopt, 0};
-    const op_kind pk = T::kind(g, producer);
-    if (pk != op_kind::convolution && pk != op_kind::linear) {
-      site.rejected =
+    site_candidate<id, plan_t> c{{producer, n}, std::nullopt, {n, producer, {}}};
+    const op_kind pk = T::kind(cg, producer);
+    if (pk != op_kind::convolution && pk != op_kind::linear)
+      c.rejected =
           rejection{reason::unsupported, "batch norm input is not a convolution or linear node"};
-    } else {
-      detail::batch_norm_plan<id> plan{n, producer, {}, r.sites.size()};
-      site.rejected = detail::plan_batch_norm(g, n, producer, plan, fold);
-      if (!site.rejected) plans.push_back(std::move(plan));
-    }
-    r.sites.push_back(std::move(site));
-  }
-  for (auto& p : plans) {  // apply: only accepted plans, through the mutation points
+    else
+      c.rejected = detail::plan_batch_norm(cg, n, producer, c.plan, fold);
+    return c;
+  };
+  const auto apply = [&](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
     // The same fold on the same constants (earlier sites only add constants and erase unused
     // ones), so it gives the same values; were it ever to refuse now, the site stays untouched.
-    if (auto again = detail::plan_batch_norm(g, p.batch_norm, p.producer, p, fold)) {
-      r.sites[p.site].rejected = again;
-      continue;
-    }
+    if (auto again = detail::plan_batch_norm(std::as_const(g), p.batch_norm, p.producer, p, fold))
+      return again;
     const std::int64_t channels = static_cast<std::int64_t>(fold.bias.size());
-    const id w = T::add_constant(g, std::span<const float>(fold.weights),
+    const id w = tx.add_constant(std::span<const float>(fold.weights),
                                  std::span<const std::int64_t>(fold.weight_shape));
-    const id b = T::add_constant(g, std::span<const float>(fold.bias),
+    const id b = tx.add_constant(std::span<const float>(fold.bias),
                                  std::span<const std::int64_t>(&channels, 1));
-    T::set_operand(g, p.producer, 1, w);
-    T::set_operand(g, p.producer, 2, b);
-    T::replace_uses(g, p.batch_norm, p.producer);
-    T::erase(g, p.batch_norm);
-    for (std::size_t i = 0; i < p.old_constants.size(); ++i) {
-      const id c = p.old_constants[i];
-      if (std::find(p.old_constants.begin(),
-                    p.old_constants.begin() + static_cast<std::ptrdiff_t>(i),
-                    c) != p.old_constants.begin() + static_cast<std::ptrdiff_t>(i))
-        continue;  // one constant can be several parameters
-      if (T::use_count(g, c) == 0) {
-        r.sites[p.site].bytes_removed += T::constant_bytes(g, c);
-        T::erase(g, c);
-      }
-    }
-  }
-  return r;
+    tx.set_operand(p.producer, 1, w);
+    tx.set_operand(p.producer, 2, b);
+    tx.replace_uses(p.batch_norm, p.producer);
+    tx.erase_dead(p.batch_norm);
+    for (const id c : p.old_constants) tx.erase_dead(c);
+    return std::nullopt;
+  };
+  return detail::run_two_phase<plan_t>(g, batch_norm_pass_name, match, apply);
 }
 
 }  // namespace qfold

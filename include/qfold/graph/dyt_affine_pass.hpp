@@ -16,6 +16,7 @@
 #include "qfold/graph/pattern.hpp"
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/traits.hpp"
+#include "qfold/graph/two_phase.hpp"
 
 namespace qfold {
 
@@ -28,7 +29,6 @@ struct dyt_affine_graph_plan {
   std::vector<Id> views;
   dyt_affine_plan fold;
   std::vector<std::int64_t> weight_shape;
-  std::size_t site = 0;
 };
 
 // The axis along which a per-channel constant of `shape` broadcasts in an output of rank `rank`
@@ -149,53 +149,53 @@ constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
   static_assert(detail::check_quantized<G>());
   using T = ir_traits<G>;
   using id = node_id_t<G>;
-  report<id> r;
-  std::vector<detail::dyt_affine_graph_plan<id>> plans;
-  for (const id conv : T::nodes(g)) {  // analysis: reads only
-    if (T::kind(g, conv) != op_kind::convolution) continue;
+  using plan_t = detail::dyt_affine_graph_plan<id>;
+  const auto match = [](const G& cg, id conv) -> std::optional<site_candidate<id, plan_t>> {
+    if (T::kind(cg, conv) != op_kind::convolution) return std::nullopt;
     // A site: conv <- views <- RESCALE <- ADD. Anything else is not this pattern.
-    const auto input = detail::operand(g, conv, 0);
-    if (!input) continue;
-    const auto chain = detail::skip_views(g, *input);
-    if (T::kind(g, chain.source) != op_kind::rescale) continue;
-    const auto add = detail::only_operand(g, chain.source);
-    if (!add || T::kind(g, *add) != op_kind::add) continue;
-    detail::dyt_affine_graph_plan<id> plan{
-        conv,        chain.views.empty() ? conv : chain.views.back(),
-        conv,        chain.source,
-        conv,        conv,
-        chain.views, {},
-        {},          r.sites.size()};
-    auto rejected = detail::plan_dyt_affine(g, *add, plan);
-    if (!rejected) plans.push_back(std::move(plan));
-    r.sites.push_back({dyt_affine_pass_name, {*add, chain.source, conv}, rejected, 0});
-  }
-  for (auto& p : plans) {  // apply
-    std::size_t& bytes = r.sites[p.site].bytes_removed;
+    const auto input = detail::operand(cg, conv, 0);
+    if (!input) return std::nullopt;
+    const auto chain = detail::skip_views(cg, *input);
+    if (T::kind(cg, chain.source) != op_kind::rescale) return std::nullopt;
+    const auto add = detail::only_operand(cg, chain.source);
+    if (!add || T::kind(cg, *add) != op_kind::add) return std::nullopt;
+    site_candidate<id, plan_t> c{{*add, chain.source, conv},
+                                 std::nullopt,
+                                 {conv, chain.views.empty() ? conv : chain.views.back(), conv,
+                                  chain.source, conv, conv, chain.views, {}, {}}};
+    c.rejected = detail::plan_dyt_affine(cg, *add, c.plan);
+    return c;
+  };
+  const auto apply = [](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
+    const G& cg = tx.graph();
     if (p.fold.action == dyt_affine_action::bypass_gamma) {
-      T::set_operand(g, p.scaled_rescale, 0, p.table);
-      bytes += detail::erase_dead(g, p.product_rescale);
-      continue;
+      tx.set_operand(p.scaled_rescale, 0, p.table);
+      tx.erase_dead(p.product_rescale);
+      return std::nullopt;
     }
-    T::set_operand(g, p.reader, 0, p.table);
+    tx.set_operand(p.reader, 0, p.table);
     if (p.fold.action == dyt_affine_action::fold) {
       const std::int64_t outs = static_cast<std::int64_t>(p.fold.bias.size());
-      const auto old_weights = *detail::operand(g, p.conv, 1);
-      const auto old_bias = detail::operand(g, p.conv, 2);
-      const auto wtype = T::quantized_conv(g, p.conv)->weight_type;
-      const id w = T::add_int_constant(g, std::span<const std::int64_t>(p.fold.weights),
-                                       std::span<const std::int64_t>(p.weight_shape), wtype);
-      const id b = T::add_int_constant(g, std::span<const std::int64_t>(p.fold.bias),
+      const auto old_weights = detail::operand(cg, p.conv, 1);
+      const auto old_bias = detail::operand(cg, p.conv, 2);
+      const auto qconv = T::quantized_conv(cg, p.conv);
+      if (!old_weights || !qconv)
+        return rejection{reason::unsupported, "the conv changed since analysis"};
+      const id w = tx.add_int_constant(std::span<const std::int64_t>(p.fold.weights),
+                                       std::span<const std::int64_t>(p.weight_shape),
+                                       qconv->weight_type);
+      const id b = tx.add_int_constant(std::span<const std::int64_t>(p.fold.bias),
                                        std::span<const std::int64_t>(&outs, 1), dtype::int32);
-      T::set_operand(g, p.conv, 1, w);
-      T::set_operand(g, p.conv, 2, b);
-      T::set_conv_input_zero_point(g, p.conv, p.fold.input_zero_point);
-      bytes += detail::erase_dead(g, old_weights);
-      if (old_bias) bytes += detail::erase_dead(g, *old_bias);
+      tx.set_operand(p.conv, 1, w);
+      tx.set_operand(p.conv, 2, b);
+      tx.set_conv_input_zero_point(p.conv, p.fold.input_zero_point);
+      tx.erase_dead(*old_weights);
+      if (old_bias) tx.erase_dead(*old_bias);
     }
-    bytes += detail::erase_dead(g, p.sum_rescale);
-  }
-  return r;
+    tx.erase_dead(p.sum_rescale);
+    return std::nullopt;
+  };
+  return detail::run_two_phase<plan_t>(g, dyt_affine_pass_name, match, apply);
 }
 
 }  // namespace qfold

@@ -1,6 +1,6 @@
 // The DyT alpha pass over any adapted IR: each int8 TABLE fed by RESCALE_i8(MUL(RESCALE_i32(act),
 // RESCALE_i32(alpha))) with a constant scalar alpha becomes one TABLE indexed by the activation
-// code (fold_dyt_alpha). Analysis first, then the accepted plans; a rejected site is untouched.
+// code (fold_dyt_alpha). Analysis first, then each accepted plan in a transaction (two_phase.hpp).
 #pragma once
 
 #include <array>
@@ -17,6 +17,7 @@
 #include "qfold/graph/pattern.hpp"
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/traits.hpp"
+#include "qfold/graph/two_phase.hpp"
 
 namespace qfold {
 
@@ -27,7 +28,6 @@ template <class Id>
 struct dyt_alpha_plan {
   Id activation, table;
   std::array<std::int8_t, 256> values{};
-  std::size_t site = 0;
 };
 
 // The activation's codes, or the full int8 range when the IR does not annotate them.
@@ -80,27 +80,26 @@ constexpr report<node_id_t<G>> fold_dyt_alphas(G& g) {
   static_assert(detail::check_quantized<G>());
   using T = ir_traits<G>;
   using id = node_id_t<G>;
-  report<id> r;
-  std::vector<detail::dyt_alpha_plan<id>> plans;
-  for (const id table : T::nodes(g)) {  // analysis: reads only
-    if (T::kind(g, table) != op_kind::table) continue;
+  using plan_t = detail::dyt_alpha_plan<id>;
+  const auto match = [](const G& cg, id table) -> std::optional<site_candidate<id, plan_t>> {
+    if (T::kind(cg, table) != op_kind::table) return std::nullopt;
     // A site: TABLE <- RESCALE <- MUL. Anything else is not this pattern and not reported.
-    const auto out_rescale = detail::only_operand(g, table);
-    if (!out_rescale || T::kind(g, *out_rescale) != op_kind::rescale) continue;
-    const auto mul = detail::only_operand(g, *out_rescale);
-    if (!mul || T::kind(g, *mul) != op_kind::mul) continue;
-    detail::dyt_alpha_plan<id> plan{table, table, {}, r.sites.size()};
-    auto rejected = detail::plan_dyt_alpha(g, *out_rescale, *mul, table, plan);
-    if (!rejected) plans.push_back(std::move(plan));
-    r.sites.push_back({dyt_alpha_pass_name, {*mul, *out_rescale, table}, rejected, 0});
-  }
-  for (const auto& p : plans) {  // apply
-    const id folded = T::add_table(g, p.activation, std::span<const std::int8_t>(p.values));
-    if (const auto q = T::qparams(g, p.table)) T::set_qparams(g, folded, *q);
-    T::replace_uses(g, p.table, folded);
-    r.sites[p.site].bytes_removed = detail::erase_dead(g, p.table);
-  }
-  return r;
+    const auto out_rescale = detail::only_operand(cg, table);
+    if (!out_rescale || T::kind(cg, *out_rescale) != op_kind::rescale) return std::nullopt;
+    const auto mul = detail::only_operand(cg, *out_rescale);
+    if (!mul || T::kind(cg, *mul) != op_kind::mul) return std::nullopt;
+    site_candidate<id, plan_t> c{{*mul, *out_rescale, table}, std::nullopt, {table, table, {}}};
+    c.rejected = detail::plan_dyt_alpha(cg, *out_rescale, *mul, table, c.plan);
+    return c;
+  };
+  const auto apply = [](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
+    const id folded = tx.add_table(p.activation, std::span<const std::int8_t>(p.values));
+    if (const auto q = T::qparams(std::as_const(tx.graph()), p.table)) tx.set_qparams(folded, *q);
+    tx.replace_uses(p.table, folded);
+    tx.erase_dead(p.table);
+    return std::nullopt;
+  };
+  return detail::run_two_phase<plan_t>(g, dyt_alpha_pass_name, match, apply);
 }
 
 }  // namespace qfold

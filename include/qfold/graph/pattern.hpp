@@ -1,5 +1,5 @@
 // Small pattern helpers the passes share: operands by position, walking through layout views,
-// RESCALEd operands of a binary op, and erasing what a rewrite left without users.
+// RESCALEd operands of a binary op.
 #pragma once
 
 #include <algorithm>
@@ -96,30 +96,6 @@ template <class G>
   if (out.activation.viewed || !out.activation.source.views.empty())
     return rejection{reason::layout_view, what.activation_view};
   return std::nullopt;
-}
-
-// Erases n if nothing reads it, then each of its operands that is left without users (never a
-// graph input); returns the bytes of the constants that went away.
-template <class G>
-constexpr std::size_t erase_dead(G& g, node_id_t<G> n) {
-  using T = ir_traits<G>;
-  std::size_t bytes = 0;
-  std::vector<node_id_t<G>> todo{n}, erased;
-  while (!todo.empty()) {
-    const node_id_t<G> m = todo.back();
-    todo.pop_back();
-    if (std::ranges::find(erased, m) != erased.end() || T::use_count(g, m) != 0 ||
-        T::kind(g, m) == op_kind::input)
-      continue;
-    std::vector<node_id_t<G>> ops;
-    for (const auto o : T::operands(g, m))
-      if (std::ranges::find(ops, o) == ops.end()) ops.push_back(o);
-    if (T::kind(g, m) == op_kind::constant) bytes += T::constant_bytes(g, m);
-    T::erase(g, m);
-    erased.push_back(m);
-    todo.insert(todo.end(), ops.begin(), ops.end());
-  }
-  return bytes;
 }
 
 }  // namespace qfold::detail

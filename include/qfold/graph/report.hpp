@@ -19,6 +19,8 @@ struct site_report {
   std::vector<NodeId> nodes;  // the nodes of the matched pattern, producer first
   std::optional<rejection> rejected;
   std::size_t bytes_removed = 0;
+  // Folded, but an erase threw (an adapter bug): nodes without readers were left in the graph.
+  bool cleanup_failed = false;
   [[nodiscard]] constexpr bool folded() const noexcept { return !rejected.has_value(); }
 };
 
@@ -51,7 +53,8 @@ void print(std::ostream& os, const report<NodeId>& r, const Name& name) {
     for (std::size_t i = 0; i < s.nodes.size(); ++i)
       os << (i != 0 ? " -> " : "") << name(s.nodes[i]);
     if (s.folded()) {
-      os << ": folded, " << s.bytes_removed << " bytes removed\n";
+      os << ": folded, " << s.bytes_removed << " bytes removed"
+         << (s.cleanup_failed ? " (an erase failed: unused nodes left)" : "") << "\n";
     } else {
       os << ": rejected (" << to_string(s.rejected->code) << ") " << s.rejected->message;
       if (s.rejected->index != rejection::no_index) os << " [at " << s.rejected->index << "]";

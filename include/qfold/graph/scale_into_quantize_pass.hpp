@@ -1,7 +1,7 @@
 // The scale-into-quantize pass over any adapted IR. For each quantize fed by div/mul by a constant
 // scalar: after annotation (the other operand is a dequantize) the dequantize -> op -> quantize
 // sandwich is removed when it returns every code unchanged; before annotation the constant folds
-// into the quantize's scale. Analysis first, then the accepted plans; rejected sites are untouched.
+// into the quantize's scale. Analysis first, then each accepted plan in a transaction.
 #pragma once
 
 #include <optional>
@@ -14,6 +14,7 @@
 #include "qfold/graph/pattern.hpp"
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/traits.hpp"
+#include "qfold/graph/two_phase.hpp"
 #include "qfold/quant/conventions.hpp"
 
 namespace qfold {
@@ -30,7 +31,6 @@ template <class Id>
 struct scale_plan {
   Id quantize, op, source;        // source: what the quantize reads afterwards
   std::optional<qparams> folded;  // before annotation: the quantize's new qparams
-  std::size_t site = 0;
 };
 
 template <class G>
@@ -79,29 +79,28 @@ constexpr report<node_id_t<G>> fold_scales_into_quantize(G& g, scale_into_quanti
   static_assert(detail::check_quantize_foldable<G>());
   using T = ir_traits<G>;
   using id = node_id_t<G>;
-  report<id> r;
-  std::vector<detail::scale_plan<id>> plans;
-  for (const id q : T::nodes(g)) {  // analysis: reads only
-    if (T::kind(g, q) != op_kind::quantize) continue;
-    const auto op = detail::only_operand(g, q);
-    if (!op || (T::kind(g, *op) != op_kind::div && T::kind(g, *op) != op_kind::mul)) continue;
-    detail::scale_plan<id> plan{q, *op, *op, std::nullopt, r.sites.size()};
-    auto rejected = detail::plan_scale(g, o, plan);
-    if (!rejected) plans.push_back(std::move(plan));
-    r.sites.push_back({scale_into_quantize_pass_name, {*op, q}, rejected, 0});
-  }
-  for (const auto& p : plans) {  // apply
-    std::size_t& bytes = r.sites[p.site].bytes_removed;
+  using plan_t = detail::scale_plan<id>;
+  const auto match = [&o](const G& cg, id q) -> std::optional<site_candidate<id, plan_t>> {
+    if (T::kind(cg, q) != op_kind::quantize) return std::nullopt;
+    const auto op = detail::only_operand(cg, q);
+    if (!op || (T::kind(cg, *op) != op_kind::div && T::kind(cg, *op) != op_kind::mul))
+      return std::nullopt;
+    site_candidate<id, plan_t> c{{*op, q}, std::nullopt, {q, *op, *op, std::nullopt}};
+    c.rejected = detail::plan_scale(cg, o, c.plan);
+    return c;
+  };
+  const auto apply = [](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
     if (p.folded) {
-      T::set_qparams(g, p.quantize, *p.folded);
-      T::set_operand(g, p.quantize, 0, p.source);
-      bytes += detail::erase_dead(g, p.op);
+      tx.set_qparams(p.quantize, *p.folded);
+      tx.set_operand(p.quantize, 0, p.source);
+      tx.erase_dead(p.op);
     } else {  // the producer's codes go straight to the quantize's readers
-      T::replace_uses(g, p.quantize, p.source);
-      bytes += detail::erase_dead(g, p.quantize);
+      tx.replace_uses(p.quantize, p.source);
+      tx.erase_dead(p.quantize);
     }
-  }
-  return r;
+    return std::nullopt;
+  };
+  return detail::run_two_phase<plan_t>(g, scale_into_quantize_pass_name, match, apply);
 }
 
 }  // namespace qfold

@@ -24,11 +24,13 @@ namespace qfold {
 //   constant(g, n)      -> std::optional<tensor_view<float>> (nullopt unless n is a constant)
 //   conv_attributes(g, n), batch_norm_attributes(g, n)
 //   output_rank(g, n)   -> std::size_t
-// Mutation (the apply phase of a pass only):
+// Mutation (the apply phase of a pass only, through qfold::transaction; each point does all it
+// says or throws having changed nothing, see graph/transaction.hpp):
 //   add_constant(g, std::span<const float> data, std::span<const std::int64_t> shape) -> node_id
 //   set_operand(g, n, i, v)   operand i of n becomes v (i == operand count appends)
+//   remove_last_operand(g, n) n loses its last operand (undoes an append)
 //   replace_uses(g, old, v)   every reader of old (and graph outputs) reads v instead
-//   erase(g, n)               n has no users left
+//   erase(g, n)               n has no users left; must not throw
 //   constant_bytes(g, n)      -> std::size_t: storage a constant frees when erased
 // Quantized graphs (the DyT and scale passes):
 //   int_constant(g, n)  -> std::optional<tensor_view<std::int64_t>>: an integer constant's values
@@ -108,6 +110,11 @@ struct ir_traits : detail::member_node_id<G> {
   static constexpr auto set_operand(Graph& g, typename Graph::node_id n, std::size_t i,
                                     typename Graph::node_id v) -> decltype(g.set_operand(n, i, v)) {
     return g.set_operand(n, i, v);
+  }
+  template <class Graph = G>
+  static constexpr auto remove_last_operand(Graph& g, typename Graph::node_id n)
+      -> decltype(g.remove_last_operand(n)) {
+    return g.remove_last_operand(n);
   }
   template <class Graph = G>
   static constexpr auto replace_uses(Graph& g, typename Graph::node_id old,
@@ -287,6 +294,7 @@ concept has_mutation = requires(G& g, const G& cg, node_id_t<G> n, std::span<con
                                 std::span<const std::int64_t> s) {
   { ir_traits<G>::add_constant(g, d, s) } -> std::convertible_to<node_id_t<G>>;
   ir_traits<G>::set_operand(g, n, std::size_t{0}, n);
+  ir_traits<G>::remove_last_operand(g, n);
   ir_traits<G>::replace_uses(g, n, n);
   ir_traits<G>::erase(g, n);
   { ir_traits<G>::constant_bytes(cg, n) } -> std::convertible_to<std::size_t>;
@@ -342,8 +350,8 @@ constexpr bool check_batch_norm_foldable() {
   static_assert(has_output_rank<G>, "qfold: ir_traits<G>::output_rank(g, n) is missing");
   static_assert(
       has_mutation<G>,
-      "qfold: the mutation points add_constant, set_operand, replace_uses, erase, constant_bytes "
-      "of ir_traits<G> are missing");
+      "qfold: the mutation points add_constant, set_operand, remove_last_operand, replace_uses, "
+      "erase, constant_bytes of ir_traits<G> are missing");
   return true;
 }
 template <class G>
@@ -354,8 +362,8 @@ constexpr bool check_quantize_foldable() {
   static_assert(has_qparams<G>,
                 "qfold: ir_traits<G>::qparams(g, n) or qparams_shared(g, n) is missing");
   static_assert(has_mutation<G>,
-                "qfold: the mutation points add_constant, set_operand, replace_uses, erase, "
-                "constant_bytes of ir_traits<G> are missing");
+                "qfold: the mutation points add_constant, set_operand, remove_last_operand, "
+                "replace_uses, erase, constant_bytes of ir_traits<G> are missing");
   static_assert(has_set_qparams<G>, "qfold: ir_traits<G>::set_qparams(g, n, q) is missing");
   return true;
 }

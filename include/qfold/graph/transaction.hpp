@@ -1,0 +1,214 @@
+// The apply phase's guarantee, in one place: a site's mutations go through a transaction that
+// records how to undo each one before making it, so that a site is applied whole or, when an
+// adapter call or an allocation throws, rolled back until the graph is exactly as it was.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ranges>
+#include <span>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "qfold/graph/traits.hpp"
+#include "qfold/graph/vocabulary.hpp"
+#include "qfold/quant/qparams.hpp"
+
+namespace qfold {
+
+// The contract with the adapter (docs/adapting-your-ir.md, "Transactions"):
+// - every mutation point either does all it says or throws having changed nothing;
+// - erase(g, n) of a node without readers does not throw;
+// - the inverses used here undo what they invert: erase of an added node (no readers left),
+//   set_operand back to the previous operand, remove_last_operand after an append,
+//   set_qparams / set_conv_input_zero_point back to the previous value.
+// replace_uses has no inverse through the points (graph outputs cannot be read back), so it is
+// the commit: the last mutation of a site. Erasures are queued and run only after the commit,
+// because an erased node cannot be brought back.
+template <class G>
+class transaction {
+ public:
+  using id = node_id_t<G>;
+
+  constexpr explicit transaction(G& g) : g_(g) {}
+  transaction(const transaction&) = delete;
+  transaction& operator=(const transaction&) = delete;
+
+  [[nodiscard]] constexpr G& graph() noexcept { return g_; }
+  [[nodiscard]] constexpr const G& graph() const noexcept { return g_; }
+
+  constexpr id add_constant(std::span<const float> data, std::span<const std::int64_t> shape) {
+    return added([&] { return T::add_constant(g_, data, shape); });
+  }
+  constexpr id add_int_constant(std::span<const std::int64_t> data,
+                                std::span<const std::int64_t> shape, dtype type) {
+    return added([&] { return T::add_int_constant(g_, data, shape, type); });
+  }
+  constexpr id add_table(id input, std::span<const std::int8_t> values) {
+    return added([&] { return T::add_table(g_, input, values); });
+  }
+
+  // Operand i of n becomes v; i == n's operand count appends.
+  constexpr void set_operand(id n, std::size_t i, id v) {
+    open();
+    const auto ops = T::operands(g_, n);
+    const std::size_t count = std::ranges::size(ops);
+    if (i > count) throw std::out_of_range("qfold: set_operand beyond the operand count");
+    step undo{i == count ? step::pop_operand : step::restore_operand, n, i, v};
+    if (i < count) undo.other = *std::ranges::next(std::ranges::begin(ops), static_cast<std::ptrdiff_t>(i));
+    journal(undo, [&] { T::set_operand(g_, n, i, v); });
+  }
+  // n must have qparams already, or have been added by this transaction.
+  constexpr void set_qparams(id n, const qparams& q) {
+    open();
+    step undo{step::restore_qparams, n};
+    if (!was_added(n)) {
+      const auto old = T::qparams(g_, n);
+      if (!old) throw std::logic_error("qfold: set_qparams on a node without qparams to restore");
+      undo.q = *old;
+    } else {
+      undo.kind = step::nothing;  // erased on rollback anyway
+    }
+    journal(undo, [&] { T::set_qparams(g_, n, q); });
+  }
+  constexpr void set_conv_input_zero_point(id n, std::int64_t zp) {
+    open();
+    const auto conv = T::quantized_conv(g_, n);
+    if (!conv) throw std::logic_error("qfold: set_conv_input_zero_point on a float convolution");
+    step undo{step::restore_zero_point, n};
+    undo.zero_point = conv->input_zero_point;
+    journal(undo, [&] { T::set_conv_input_zero_point(g_, n, zp); });
+  }
+
+  // The commit: every reader of old (and graph outputs) reads v. Nothing but erase_dead may
+  // follow it.
+  constexpr void replace_uses(id old, id v) {
+    open();
+    T::replace_uses(g_, old, v);
+    committed_ = true;
+  }
+
+  // Queues n, and the operands it leaves without readers, for erasure after the commit.
+  constexpr void erase_dead(id n) { dead_.push_back(n); }
+
+  // Ends the site: runs the queued erasures and returns the bytes of the constants that went.
+  // An erase that throws breaks the adapter's contract; the site stays applied (the graph
+  // computes the folded function) and `cleanup_failed` says nodes without readers were left.
+  constexpr std::size_t commit() {
+    committed_ = true;
+    std::size_t bytes = 0;
+    try {
+      for (const id n : dead_) bytes += erase_unused(n);
+    } catch (...) {
+      cleanup_failed_ = true;
+    }
+    log_.clear();
+    return bytes;
+  }
+  [[nodiscard]] constexpr bool cleanup_failed() const noexcept { return cleanup_failed_; }
+
+  // Undoes every recorded step, newest first. False if an inverse threw too: the graph may then
+  // differ from what it was (a double fault the caller must report).
+  constexpr bool rollback() noexcept {
+    bool ok = true;
+    for (auto s = log_.rbegin(); s != log_.rend(); ++s) {
+      try {
+        undo(*s);
+      } catch (...) {
+        ok = false;
+      }
+    }
+    log_.clear();
+    return ok;
+  }
+
+ private:
+  using T = ir_traits<G>;
+  struct step {
+    enum kind_t : std::uint8_t {
+      nothing,
+      erase_added,
+      restore_operand,
+      pop_operand,
+      restore_qparams,
+      restore_zero_point
+    } kind = nothing;
+    id node;
+    std::size_t index = 0;
+    id other = node;  // restore_operand: the previous operand
+    qparams q{};
+    std::int64_t zero_point = 0;
+  };
+
+  constexpr void open() const {
+    if (committed_) throw std::logic_error("qfold: a mutation after the transaction's commit");
+  }
+  // Room in the journal first, so that recording the inverse of a step that succeeded cannot
+  // fail.
+  template <class Mutate>
+  constexpr void journal(const step& undo, Mutate&& mutate) {
+    log_.reserve(log_.size() + 1);
+    mutate();
+    log_.push_back(undo);
+  }
+  template <class Add>
+  constexpr id added(Add&& add) {
+    open();
+    log_.reserve(log_.size() + 1);
+    const id n = add();
+    log_.push_back(step{step::erase_added, n});
+    return n;
+  }
+  [[nodiscard]] constexpr bool was_added(id n) const {
+    for (const step& s : log_)
+      if (s.kind == step::erase_added && s.node == n) return true;
+    return false;
+  }
+  constexpr void undo(const step& s) {
+    switch (s.kind) {
+      case step::nothing: break;
+      case step::erase_added: T::erase(g_, s.node); break;
+      case step::restore_operand: T::set_operand(g_, s.node, s.index, s.other); break;
+      case step::pop_operand: T::remove_last_operand(g_, s.node); break;
+      case step::restore_qparams:  // recorded only by set_qparams, so only for such adapters
+        if constexpr (detail::has_set_qparams<G>) T::set_qparams(g_, s.node, s.q);
+        break;
+      case step::restore_zero_point:
+        if constexpr (detail::has_quantized_mutation<G>)
+          T::set_conv_input_zero_point(g_, s.node, s.zero_point);
+        break;
+    }
+  }
+  // Erases n if nothing reads it, then each of its operands left without readers (never a graph
+  // input); the bytes of the constants that went away. `erased_` spans the site's roots, so a
+  // node is never looked at after its erasure.
+  constexpr std::size_t erase_unused(id n) {
+    std::size_t bytes = 0;
+    std::vector<id> todo{n};
+    while (!todo.empty()) {
+      const id m = todo.back();
+      todo.pop_back();
+      if (std::ranges::find(erased_, m) != erased_.end() || T::use_count(g_, m) != 0 ||
+          T::kind(g_, m) == op_kind::input)
+        continue;
+      std::vector<id> ops;
+      for (const auto o : T::operands(g_, m))
+        if (std::ranges::find(ops, o) == ops.end()) ops.push_back(o);
+      erased_.reserve(erased_.size() + 1);
+      if (T::kind(g_, m) == op_kind::constant) bytes += T::constant_bytes(g_, m);
+      T::erase(g_, m);
+      erased_.push_back(m);
+      todo.insert(todo.end(), ops.begin(), ops.end());
+    }
+    return bytes;
+  }
+
+  G& g_;
+  std::vector<step> log_;
+  std::vector<id> dead_, erased_;
+  bool committed_ = false, cleanup_failed_ = false;
+};
+
+}  // namespace qfold

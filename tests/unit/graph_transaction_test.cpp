@@ -1,0 +1,263 @@
+// The transaction guarantee of every pass: an adapter that throws at any one of its calls (reads
+// during analysis, every mutation point, the inverses of a rollback, the erasures of the cleanup)
+// leaves the graph exactly as it was (structural hash) or, only when the failing call is part of
+// the cleanup after the commit, folded with unused nodes left and that said in the report. No
+// exception escapes a pass. Each graph holds one site, so "as it was" and "folded" are the only
+// two graphs a pass may leave.
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <new>
+#include <qfold/qfold.hpp>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "catch_compat.hpp"
+#include "tiny_ir/blocks.hpp"
+#include "tiny_ir/interpreter.hpp"
+#include "tiny_ir/tiny_ir.hpp"
+
+namespace {
+using id = tiny::graph::node_id;
+namespace blocks = tiny::blocks;
+
+// tiny's adapter, counting every call; call number `fail_at` throws (std::bad_alloc on odd
+// numbers, std::runtime_error on even ones), and with `persistent` so does every later call.
+// A mutation that throws has changed nothing, as the contract asks of an adapter.
+struct failing {
+  using node_id = id;
+  explicit failing(tiny::graph graph) : g(std::move(graph)) {}
+  tiny::graph g;
+  long fail_at = -1;
+  bool persistent = false;
+  mutable long calls = 0;
+  mutable std::string failed_in;  // the point whose call threw
+
+  void tick(const char* point) const {
+    ++calls;
+    if (calls == fail_at || (persistent && fail_at > 0 && calls > fail_at)) {
+      if (failed_in.empty()) failed_in = point;
+      if (calls % 2 != 0) throw std::bad_alloc();
+      throw std::runtime_error(std::string("injected failure in ") + point);
+    }
+  }
+  // Reads.
+  [[nodiscard]] auto nodes() const { return tick("nodes"), g.nodes(); }
+  [[nodiscard]] auto kind(id n) const { return tick("kind"), g.kind(n); }
+  [[nodiscard]] auto operands(id n) const { return tick("operands"), g.operands(n); }
+  [[nodiscard]] auto use_count(id n) const { return tick("use_count"), g.use_count(n); }
+  [[nodiscard]] auto constant(id n) const { return tick("constant"), g.constant(n); }
+  [[nodiscard]] auto conv_attributes(id n) const {
+    return tick("conv_attributes"), g.conv_attributes(n);
+  }
+  [[nodiscard]] auto batch_norm_attributes(id n) const {
+    return tick("batch_norm_attributes"), g.batch_norm_attributes(n);
+  }
+  [[nodiscard]] auto output_rank(id n) const { return tick("output_rank"), g.output_rank(n); }
+  [[nodiscard]] auto constant_bytes(id n) const {
+    return tick("constant_bytes"), g.constant_bytes(n);
+  }
+  [[nodiscard]] auto int_constant(id n) const { return tick("int_constant"), g.int_constant(n); }
+  [[nodiscard]] auto output_shape(id n) const { return tick("output_shape"), g.output_shape(n); }
+  [[nodiscard]] auto rescale(id n) const { return tick("rescale"), g.rescale(n); }
+  [[nodiscard]] auto mul_shift(id n) const { return tick("mul_shift"), g.mul_shift(n); }
+  [[nodiscard]] auto table_values(id n) const { return tick("table_values"), g.table_values(n); }
+  [[nodiscard]] auto qparams(id n) const { return tick("qparams"), g.qparams(n); }
+  [[nodiscard]] auto qparams_shared(id n) const {
+    return tick("qparams_shared"), g.qparams_shared(n);
+  }
+  [[nodiscard]] auto view_axis(id n, std::int64_t a) const {
+    return tick("view_axis"), g.view_axis(n, a);
+  }
+  [[nodiscard]] auto quantized_conv(id n) const {
+    return tick("quantized_conv"), g.quantized_conv(n);
+  }
+  // Mutations.
+  id add_constant(std::span<const float> d, std::span<const std::int64_t> s) {
+    return tick("add_constant"), g.add_constant(d, s);
+  }
+  id add_int_constant(std::span<const std::int64_t> d, std::span<const std::int64_t> s,
+                      qfold::dtype t) {
+    return tick("add_int_constant"), g.add_int_constant(d, s, t);
+  }
+  id add_table(id input, std::span<const std::int8_t> v) {
+    return tick("add_table"), g.add_table(input, v);
+  }
+  void set_operand(id n, std::size_t i, id v) { tick("set_operand"), g.set_operand(n, i, v); }
+  void remove_last_operand(id n) { tick("remove_last_operand"), g.remove_last_operand(n); }
+  void replace_uses(id o, id v) { tick("replace_uses"), g.replace_uses(o, v); }
+  void erase(id n) { tick("erase"), g.erase(n); }
+  void set_qparams(id n, const qfold::qparams& q) { tick("set_qparams"), g.set_qparams(n, q); }
+  void set_conv_input_zero_point(id n, std::int64_t zp) {
+    tick("set_conv_input_zero_point"), g.set_conv_input_zero_point(n, zp);
+  }
+};
+static_assert(qfold::quantized_graph<failing> && qfold::batch_norm_foldable_graph<failing>);
+
+bool same(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) {
+           return std::bit_cast<std::uint64_t>(x) == std::bit_cast<std::uint64_t>(y);
+         });
+}
+
+struct one_site {
+  std::string name;
+  tiny::graph g;
+  std::vector<double> input;  // one evaluation over every input code (or representative floats)
+};
+
+// Runs `pass` with a failure injected at every call in turn; see the file comment.
+template <class Pass>
+void every_failure(const one_site& site, Pass pass) {
+  INFO(site.name);
+  const std::uint64_t original = site.g.structural_hash();
+  failing clean(site.g);
+  const auto r = pass(clean);
+  REQUIRE(r.sites.size() == 1);
+  REQUIRE(r.folded() == 1);
+  const std::uint64_t folded = clean.g.structural_hash();
+  REQUIRE(folded != original);
+  const auto folded_out = tiny::evaluate(clean.g, site.input);
+  const long total = clean.calls;
+  std::size_t rolled_back = 0, elsewhere = 0, cleanup = 0;
+  for (long k = 1; k <= total; ++k) {
+    failing f(site.g);
+    f.fail_at = k;
+    const auto fr = pass(f);  // nothing may escape
+    INFO("call " << k << " of " << total << " failed, in " << f.failed_in);
+    std::size_t failures = 0, folded_sites = 0;
+    bool cleanup_failed = false;
+    for (const auto& s : fr.sites) {
+      folded_sites += s.folded() ? 1u : 0u;
+      failures += !s.folded() && s.rejected->code == qfold::reason::adapter_failure ? 1u : 0u;
+      cleanup_failed = cleanup_failed || s.cleanup_failed;
+    }
+    CHECK(failures + (cleanup_failed ? 1u : 0u) == 1);  // the failure is reported, once
+    const std::uint64_t h = f.g.structural_hash();
+    if (h == original) {
+      CHECK(folded_sites == 0);
+      ++rolled_back;
+    } else if (h == folded) {
+      // A read at another node failed (that node is reported), or the cleanup's last look at a
+      // node that stays (reported as a cleanup failure, conservatively).
+      CHECK(folded_sites == 1);
+      ++elsewhere;
+    } else {  // only after the commit: folded, unused nodes left
+      CHECK(cleanup_failed);
+      CHECK(folded_sites == 1);
+      CHECK(same(tiny::evaluate(f.g, site.input), folded_out));
+      ++cleanup;
+    }
+  }
+  CHECK(rolled_back > 0);
+  CHECK(cleanup > 0);
+  CHECK(rolled_back + elsewhere + cleanup == static_cast<std::size_t>(total));
+  // A failure that does not stop: the rollback's inverses fail too. Reported, never thrown.
+  for (long k = 1; k <= total; k += 3) {
+    failing f(site.g);
+    f.fail_at = k;
+    f.persistent = true;
+    const auto fr = pass(f);
+    CHECK(fr.folded() + fr.rejected() >= 1);
+  }
+}
+
+const auto bn_pass = [](failing& g) { return qfold::fold_batch_norms(g); };
+const auto alpha_pass = [](failing& g) { return qfold::fold_dyt_alphas(g); };
+const auto affine_pass = [](failing& g) { return qfold::fold_dyt_affines(g); };
+const auto scale_pass = [](failing& g) { return qfold::fold_scales_into_quantize(g); };
+
+one_site conv_bn(bool bias) {
+  one_site s{bias ? "conv + bias + batch norm" : "conv without bias + batch norm", {}, {}};
+  auto& g = s.g;
+  const id x = g.input("x", {1, 2, 3, 3});
+  const id w = g.constant("w", tiny::random_floats(2 * 2 * 3 * 3, 7, -1, 1), {2, 2, 3, 3});
+  const id b = bias ? g.constant("b", {0.5f, -0.25f}, {2}) : tiny::graph::none;
+  const id conv = g.conv2d("conv", x, w, b, {.padding = 1});
+  const id bn = g.batch_norm("bn", conv, g.constant("gamma", {1.5f, 0.75f}, {2}),
+                             g.constant("beta", {0.1f, -0.2f}, {2}),
+                             g.constant("mean", {0.3f, -0.4f}, {2}),
+                             g.constant("var", {2.0f, 0.5f}, {2}), 1e-5);
+  g.mark_output(g.relu("relu", bn));
+  for (const float v : tiny::random_floats(18, 3, -2, 2)) s.input.push_back(v);
+  return s;
+}
+
+one_site dyt_alpha() {
+  one_site s{"DyT alpha", {}, {}};
+  blocks::dyt_alpha_options o;
+  const id x = s.g.input("x", {1, 256});
+  s.g.mark_output(blocks::dyt_alpha(s.g, "dyt", x, o));
+  for (int c = -128; c < 128; ++c) s.input.push_back(c);
+  return s;
+}
+
+// NHWC 4x4x4 codes after an int8 TABLE, then the DyT affine and an integer 3x3 conv.
+one_site dyt_affine(std::vector<std::int64_t> gamma, std::vector<std::int64_t> beta,
+                    std::int64_t padding, std::int64_t table_zp, const char* name) {
+  one_site s{name, {}, {}};
+  auto& g = s.g;
+  std::vector<std::int8_t> table(256);
+  for (int i = 0; i < 256; ++i) table[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i - 128) / 4);
+  const id x = g.input("x", {1, 4, 4, 4});
+  const id t = g.table("table", x, table);
+  g.set_output_qparams(t, qfold::make_qparams(qfold::dtype::int8, 0.1,
+                                              static_cast<std::int32_t>(table_zp)));
+  blocks::dyt_affine_options o;
+  o.gamma = std::move(gamma);
+  o.beta = std::move(beta);
+  o.table_zero_point = table_zp;
+  o.output_zero_point = table_zp == 0 ? 0 : -3;
+  o.padding = padding;
+  g.mark_output(blocks::dyt_affine_conv(g, "affine", t, o));
+  for (int p = 0; p < 16; ++p)
+    for (int c = 0; c < 4; ++c) s.input.push_back((p * 16 + 37 * c) % 256 - 128);
+  return s;
+}
+
+one_site sandwich() {
+  one_site s{"requantize sandwich", {}, {}};
+  const auto in = qfold::make_qparams(qfold::dtype::int8, 0.03, 5);
+  auto out = in;
+  out.scale = in.scale * 0.125;
+  const id x = s.g.input("x", {256});
+  s.g.mark_output(s.g.dequantize("consumer", blocks::requantize_sandwich(s.g, "attn", x, 0.125f, in, out), out));
+  for (int c = -128; c < 128; ++c) s.input.push_back(c);
+  return s;
+}
+
+one_site scale_before_annotation() {
+  one_site s{"power-of-two scale into the quantize", {}, {}};
+  const auto q = qfold::make_qparams(qfold::dtype::int8, 0.04, -1);
+  const id x = s.g.input("x", {64});
+  s.g.mark_output(s.g.dequantize("consumer", blocks::scale_then_quantize(s.g, "attn", x, 8.0f, q), q));
+  for (int k = -32; k < 32; ++k) s.input.push_back(k * 0.17);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("transactions: batch norm, a failure at every adapter call", "[graph][transaction]") {
+  every_failure(conv_bn(true), bn_pass);
+  every_failure(conv_bn(false), bn_pass);  // the bias is appended: undone by remove_last_operand
+}
+
+TEST_CASE("transactions: DyT alpha, a failure at every adapter call", "[graph][transaction]") {
+  every_failure(dyt_alpha(), alpha_pass);
+}
+
+TEST_CASE("transactions: DyT affine, a failure at every adapter call", "[graph][transaction]") {
+  every_failure(dyt_affine({1, -1, 2, 1}, {5, 0, -7, 3}, 0, 2, "DyT affine folded into the conv"),
+                affine_pass);
+  every_failure(dyt_affine({1, 1, 1, 1}, {4, -2, 0, 9}, 1, 0, "DyT affine, gamma bypassed"),
+                affine_pass);
+}
+
+TEST_CASE("transactions: scale into quantize, a failure at every adapter call",
+          "[graph][transaction]") {
+  every_failure(sandwich(), scale_pass);
+  every_failure(scale_before_annotation(), scale_pass);
+}
