@@ -86,14 +86,25 @@ struct classification {
 };
 
 namespace detail {
-// f(x) may be 128 bits wide (a line); the witness holds it saturated to int64.
+// The candidate's value as a witness holds it: saturated to int64, and where that would equal
+// the map's value (the candidate is beyond int64 on the map's side) the other int64 extreme, so
+// that a witness never seems to agree.
+[[nodiscard]] constexpr std::int64_t witness_value(wide_int v, std::int64_t expected) noexcept {
+  const std::int64_t s = saturate_int64(v);
+  if (s != expected || v == expected) return s;
+  return expected == std::numeric_limits<std::int64_t>::max()
+             ? std::numeric_limits<std::int64_t>::min()
+             : std::numeric_limits<std::int64_t>::max();
+}
+
+// f(x) may be 128 bits wide (a line); the witness holds it as witness_value does.
 template <class F>
 [[nodiscard]] constexpr std::optional<witness> first_miss(domain d, std::span<const std::int64_t> y,
                                                           const F& f) {
   for (std::size_t i = 0; i < y.size(); ++i) {
     const std::int64_t x = d.lo + static_cast<std::int64_t>(i);
     const wide_int v = f(x);
-    if (v != y[i]) return witness{x, y[i], saturate_int64(v)};
+    if (v != y[i]) return witness{x, y[i], witness_value(v, y[i])};
   }
   return std::nullopt;
 }
@@ -204,7 +215,9 @@ template <class F>
 
 // The integer line y = slope * x + offset through every point (x[i], y[i]) of a set with strictly
 // increasing x (not a contiguous domain: e.g. the values a table can produce), or the first point
-// off the line through the first two. A one-point set gets slope 1 (any slope fits it).
+// off the line through the first two (when that line's slope or offset does not fit int64, no
+// int64 line fits: the miss is then the second point, off the constant through the first). A
+// one-point set gets slope 1 (any slope fits it), or slope 0 when y - x does not fit int64.
 struct line_fit {
   std::optional<affine_map> line;
   std::optional<witness> miss;  // when no integer line fits: the first point the candidate misses
@@ -220,17 +233,17 @@ struct line_fit {
     if (dx <= 0) return r;
     slope = dy / dx;  // a remainder means no integer line: the second point is then the miss
   }
-  const detail::wide_int offset = y[0] - slope * x[0];
+  detail::wide_int offset = y[0] - slope * x[0];
   if (!detail::fits_int64(slope) || !detail::fits_int64(offset)) {
-    r.miss = witness{x[0], y[0], detail::saturate_int64(slope * x[0] + offset)};
-    return r;
+    slope = 0;  // a representable candidate through the first point (it misses the second)
+    offset = y[0];
   }
   const affine_map line{static_cast<std::int64_t>(slope), static_cast<std::int64_t>(offset)};
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (i > 0 && x[i] <= x[i - 1]) return {};  // not a set with increasing x
     const detail::wide_int v = detail::line_value(line, x[i]);
     if (v != y[i]) {
-      r.miss = witness{x[i], y[i], detail::saturate_int64(v)};
+      r.miss = witness{x[i], y[i], detail::witness_value(v, y[i])};
       return r;
     }
   }
