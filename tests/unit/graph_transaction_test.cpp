@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "catch_compat.hpp"
+#include "hostile_adapter.hpp"
 #include "tiny_ir/blocks.hpp"
 #include "tiny_ir/interpreter.hpp"
 #include "tiny_ir/tiny_ir.hpp"
@@ -24,78 +25,7 @@ namespace {
 using id = tiny::graph::node_id;
 namespace blocks = tiny::blocks;
 
-// tiny's adapter, counting every call; call number `fail_at` throws (std::bad_alloc on odd
-// numbers, std::runtime_error on even ones), and with `persistent` so does every later call.
-// A mutation that throws has changed nothing, as the contract asks of an adapter.
-struct failing {
-  using node_id = id;
-  explicit failing(tiny::graph graph) : g(std::move(graph)) {}
-  tiny::graph g;
-  long fail_at = -1;
-  bool persistent = false;
-  mutable long calls = 0;
-  mutable std::string failed_in;  // the point whose call threw
-
-  void tick(const char* point) const {
-    ++calls;
-    if (calls == fail_at || (persistent && fail_at > 0 && calls > fail_at)) {
-      if (failed_in.empty()) failed_in = point;
-      if (calls % 2 != 0) throw std::bad_alloc();
-      throw std::runtime_error(std::string("injected failure in ") + point);
-    }
-  }
-  // Reads.
-  [[nodiscard]] auto nodes() const { return tick("nodes"), g.nodes(); }
-  [[nodiscard]] auto kind(id n) const { return tick("kind"), g.kind(n); }
-  [[nodiscard]] auto operands(id n) const { return tick("operands"), g.operands(n); }
-  [[nodiscard]] auto use_count(id n) const { return tick("use_count"), g.use_count(n); }
-  [[nodiscard]] auto constant(id n) const { return tick("constant"), g.constant(n); }
-  [[nodiscard]] auto conv_attributes(id n) const {
-    return tick("conv_attributes"), g.conv_attributes(n);
-  }
-  [[nodiscard]] auto batch_norm_attributes(id n) const {
-    return tick("batch_norm_attributes"), g.batch_norm_attributes(n);
-  }
-  [[nodiscard]] auto output_rank(id n) const { return tick("output_rank"), g.output_rank(n); }
-  [[nodiscard]] auto constant_bytes(id n) const {
-    return tick("constant_bytes"), g.constant_bytes(n);
-  }
-  [[nodiscard]] auto int_constant(id n) const { return tick("int_constant"), g.int_constant(n); }
-  [[nodiscard]] auto output_shape(id n) const { return tick("output_shape"), g.output_shape(n); }
-  [[nodiscard]] auto rescale(id n) const { return tick("rescale"), g.rescale(n); }
-  [[nodiscard]] auto mul_shift(id n) const { return tick("mul_shift"), g.mul_shift(n); }
-  [[nodiscard]] auto table_values(id n) const { return tick("table_values"), g.table_values(n); }
-  [[nodiscard]] auto qparams(id n) const { return tick("qparams"), g.qparams(n); }
-  [[nodiscard]] auto qparams_shared(id n) const {
-    return tick("qparams_shared"), g.qparams_shared(n);
-  }
-  [[nodiscard]] auto view_axis(id n, std::int64_t a) const {
-    return tick("view_axis"), g.view_axis(n, a);
-  }
-  [[nodiscard]] auto quantized_conv(id n) const {
-    return tick("quantized_conv"), g.quantized_conv(n);
-  }
-  // Mutations.
-  id add_constant(std::span<const float> d, std::span<const std::int64_t> s) {
-    return tick("add_constant"), g.add_constant(d, s);
-  }
-  id add_int_constant(std::span<const std::int64_t> d, std::span<const std::int64_t> s,
-                      qfold::dtype t) {
-    return tick("add_int_constant"), g.add_int_constant(d, s, t);
-  }
-  id add_table(id input, std::span<const std::int8_t> v) {
-    return tick("add_table"), g.add_table(input, v);
-  }
-  void set_operand(id n, std::size_t i, id v) { tick("set_operand"), g.set_operand(n, i, v); }
-  void remove_last_operand(id n) { tick("remove_last_operand"), g.remove_last_operand(n); }
-  void replace_uses(id o, id v) { tick("replace_uses"), g.replace_uses(o, v); }
-  void erase(id n) { tick("erase"), g.erase(n); }
-  void set_qparams(id n, const qfold::qparams& q) { tick("set_qparams"), g.set_qparams(n, q); }
-  void set_conv_input_zero_point(id n, std::int64_t zp) {
-    tick("set_conv_input_zero_point"), g.set_conv_input_zero_point(n, zp);
-  }
-};
-static_assert(qfold::quantized_graph<failing> && qfold::batch_norm_foldable_graph<failing>);
+using failing = qfold_test::hostile;
 
 bool same(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](double x, double y) {
@@ -177,10 +107,9 @@ one_site conv_bn(bool bias) {
   const id w = g.constant("w", tiny::random_floats(2 * 2 * 3 * 3, 7, -1, 1), {2, 2, 3, 3});
   const id b = bias ? g.constant("b", {0.5f, -0.25f}, {2}) : tiny::graph::none;
   const id conv = g.conv2d("conv", x, w, b, {.padding = 1});
-  const id bn = g.batch_norm("bn", conv, g.constant("gamma", {1.5f, 0.75f}, {2}),
-                             g.constant("beta", {0.1f, -0.2f}, {2}),
-                             g.constant("mean", {0.3f, -0.4f}, {2}),
-                             g.constant("var", {2.0f, 0.5f}, {2}), 1e-5);
+  const id bn = g.batch_norm(
+      "bn", conv, g.constant("gamma", {1.5f, 0.75f}, {2}), g.constant("beta", {0.1f, -0.2f}, {2}),
+      g.constant("mean", {0.3f, -0.4f}, {2}), g.constant("var", {2.0f, 0.5f}, {2}), 1e-5);
   g.mark_output(g.relu("relu", bn));
   for (const float v : tiny::random_floats(18, 3, -2, 2)) s.input.push_back(v);
   return s;
@@ -201,11 +130,12 @@ one_site dyt_affine(std::vector<std::int64_t> gamma, std::vector<std::int64_t> b
   one_site s{name, {}, {}};
   auto& g = s.g;
   std::vector<std::int8_t> table(256);
-  for (int i = 0; i < 256; ++i) table[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i - 128) / 4);
+  for (int i = 0; i < 256; ++i)
+    table[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i - 128) / 4);
   const id x = g.input("x", {1, 4, 4, 4});
   const id t = g.table("table", x, table);
-  g.set_output_qparams(t, qfold::make_qparams(qfold::dtype::int8, 0.1,
-                                              static_cast<std::int32_t>(table_zp)));
+  g.set_output_qparams(
+      t, qfold::make_qparams(qfold::dtype::int8, 0.1, static_cast<std::int32_t>(table_zp)));
   blocks::dyt_affine_options o;
   o.gamma = std::move(gamma);
   o.beta = std::move(beta);
@@ -224,7 +154,8 @@ one_site sandwich() {
   auto out = in;
   out.scale = in.scale * 0.125;
   const id x = s.g.input("x", {256});
-  s.g.mark_output(s.g.dequantize("consumer", blocks::requantize_sandwich(s.g, "attn", x, 0.125f, in, out), out));
+  s.g.mark_output(s.g.dequantize(
+      "consumer", blocks::requantize_sandwich(s.g, "attn", x, 0.125f, in, out), out));
   for (int c = -128; c < 128; ++c) s.input.push_back(c);
   return s;
 }
@@ -233,7 +164,8 @@ one_site scale_before_annotation() {
   one_site s{"power-of-two scale into the quantize", {}, {}};
   const auto q = qfold::make_qparams(qfold::dtype::int8, 0.04, -1);
   const id x = s.g.input("x", {64});
-  s.g.mark_output(s.g.dequantize("consumer", blocks::scale_then_quantize(s.g, "attn", x, 8.0f, q), q));
+  s.g.mark_output(
+      s.g.dequantize("consumer", blocks::scale_then_quantize(s.g, "attn", x, 8.0f, q), q));
   for (int k = -32; k < 32; ++k) s.input.push_back(k * 0.17);
   return s;
 }

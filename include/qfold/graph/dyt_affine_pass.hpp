@@ -90,6 +90,8 @@ template <class G>
 
   const auto gamma = T::int_constant(g, gamma_side.source.source);
   const auto beta = T::int_constant(g, beta_side.source.source);
+  if (!gamma || !beta)  // the adapter said otherwise a moment ago: not trusted either way
+    return rejection{reason::not_constant, "gamma or beta is not an integer constant"};
   // Gamma and beta broadcast along one axis, which the views carry to the conv's channel axis.
   const std::size_t channels = gamma->data.size();
   const auto add_shape = shape_of(g, add);
@@ -161,8 +163,15 @@ constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
     if (!add || T::kind(cg, *add) != op_kind::add) return std::nullopt;
     site_candidate<id, plan_t> c{{*add, chain.source, conv},
                                  std::nullopt,
-                                 {conv, chain.views.empty() ? conv : chain.views.back(), conv,
-                                  chain.source, conv, conv, chain.views, {}, {}}};
+                                 {conv,
+                                  chain.views.empty() ? conv : chain.views.back(),
+                                  conv,
+                                  chain.source,
+                                  conv,
+                                  conv,
+                                  chain.views,
+                                  {},
+                                  {}}};
     c.rejected = detail::plan_dyt_affine(cg, *add, c.plan);
     return c;
   };
@@ -181,9 +190,9 @@ constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
       const auto qconv = T::quantized_conv(cg, p.conv);
       if (!old_weights || !qconv)
         return rejection{reason::unsupported, "the conv changed since analysis"};
-      const id w = tx.add_int_constant(std::span<const std::int64_t>(p.fold.weights),
-                                       std::span<const std::int64_t>(p.weight_shape),
-                                       qconv->weight_type);
+      const id w =
+          tx.add_int_constant(std::span<const std::int64_t>(p.fold.weights),
+                              std::span<const std::int64_t>(p.weight_shape), qconv->weight_type);
       const id b = tx.add_int_constant(std::span<const std::int64_t>(p.fold.bias),
                                        std::span<const std::int64_t>(&outs, 1), dtype::int32);
       tx.set_operand(p.conv, 1, w);

@@ -51,6 +51,8 @@ template <class G>
   const auto& alpha_side = sides.constant;
   const auto& act_side = sides.activation;
   const auto alpha = T::int_constant(g, alpha_side.source.source);
+  if (!alpha)  // split_rescaled saw a constant: an adapter whose answers change is not trusted
+    return rejection{reason::not_constant, "alpha is not a constant"};
   if (alpha->data.size() != 1) return rejection{reason::not_scalar, "alpha is not a scalar"};
 
   const node_id_t<G> act_rescale = act_side.rescale;

@@ -57,7 +57,8 @@ class transaction {
     const std::size_t count = std::ranges::size(ops);
     if (i > count) throw std::out_of_range("qfold: set_operand beyond the operand count");
     step undo{i == count ? step::pop_operand : step::restore_operand, n, i, v};
-    if (i < count) undo.other = *std::ranges::next(std::ranges::begin(ops), static_cast<std::ptrdiff_t>(i));
+    if (i < count)
+      undo.other = *std::ranges::next(std::ranges::begin(ops), static_cast<std::ptrdiff_t>(i));
     journal(undo, [&] { T::set_operand(g_, n, i, v); });
   }
   // n must have qparams already, or have been added by this transaction.
@@ -168,10 +169,17 @@ class transaction {
   }
   constexpr void undo(const step& s) {
     switch (s.kind) {
-      case step::nothing: break;
-      case step::erase_added: T::erase(g_, s.node); break;
-      case step::restore_operand: T::set_operand(g_, s.node, s.index, s.other); break;
-      case step::pop_operand: T::remove_last_operand(g_, s.node); break;
+      case step::nothing:
+        break;
+      case step::erase_added:
+        T::erase(g_, s.node);
+        break;
+      case step::restore_operand:
+        T::set_operand(g_, s.node, s.index, s.other);
+        break;
+      case step::pop_operand:
+        T::remove_last_operand(g_, s.node);
+        break;
       case step::restore_qparams:  // recorded only by set_qparams, so only for such adapters
         if constexpr (detail::has_set_qparams<G>) T::set_qparams(g_, s.node, s.q);
         break;

@@ -71,8 +71,7 @@ constexpr report<node_id_t<G>> run_two_phase(G& g, std::string_view pass, Match&
     try {
       if (auto rejected = apply(tx, plan)) {
         s.rejected = rejected;
-        if (!tx.rollback())
-          s.rejected = rejection{reason::adapter_failure, rollback_threw};
+        if (!tx.rollback()) s.rejected = rejection{reason::adapter_failure, rollback_threw};
         continue;
       }
       s.bytes_removed = tx.commit();
