@@ -11,8 +11,11 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <new>
 #include <optional>
+#include <qfold/fold/rejection.hpp>
 #include <qfold/graph/traits.hpp>
 #include <qfold/graph/vocabulary.hpp>
 #include <span>
@@ -26,11 +29,6 @@
 
 namespace qfold_onnx {
 
-// Shape-inference hook for MatMul ranks (set by onnx_tool.hpp, which links the ONNX library's
-// shape inference): value name -> rank, for every value whose rank it could infer.
-using rank_inference =
-    std::function<std::unordered_map<std::string, std::size_t>(const onnx::ModelProto&)>;
-
 // The attributes of a Conv or ConvTranspose node with ONNX's defaults filled in.
 struct conv_geometry {
   std::int64_t group = 1;
@@ -40,6 +38,38 @@ struct conv_geometry {
   std::optional<std::vector<std::int64_t>> pads;  // begin..., end...; nullopt for SAME_*
   std::vector<std::int64_t> output_padding;       // ConvTranspose only; default 0
 };
+
+// Checked size arithmetic on counts that come from a file: nothing from the model is trusted.
+namespace checked {
+// The product of dims; nullopt (with `why`) for a negative dim or a product beyond SIZE_MAX.
+inline std::optional<std::size_t> element_count(std::span<const std::int64_t> dims,
+                                                std::string* why = nullptr) {
+  std::size_t count = 1;
+  for (const std::int64_t d : dims) {
+    if (d < 0) {
+      if (why != nullptr) *why = "negative dimension " + std::to_string(d);
+      return std::nullopt;
+    }
+    if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(d), &count)) {
+      if (why != nullptr) *why = "the product of the dims overflows";
+      return std::nullopt;
+    }
+  }
+  return count;
+}
+inline std::optional<std::size_t> bytes(std::size_t count, std::size_t element) {
+  std::size_t r = 0;
+  if (__builtin_mul_overflow(count, element, &r)) return std::nullopt;
+  return r;
+}
+}  // namespace checked
+
+// "(4, 2)" for error messages.
+inline std::string dims_string(std::span<const std::int64_t> dims) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + ")";
+}
 
 // Adapts one ONNX model for qfold's passes. How ONNX maps onto qfold's vocabulary:
 // - every float32 initializer (not also a graph input, which makes it overridable at run time,
@@ -56,17 +86,24 @@ struct conv_geometry {
 // - BatchNormalization is batch_norm (training when training_mode = 1 or when it has the
 //   training outputs); with spatial = 0 (opset 7-8) it is `other`, with a note.
 // Anything else maps onto the rest of the vocabulary or `other`. note(n) says why a node that
-// looks foldable is not in the vocabulary as such.
+// looks foldable is not in the vocabulary as such, and refusal(n) gives the reason code when the
+// node is invalid (bad dims, empty parameters, impossible attributes).
 //
-// Node ids index a table built once; mutations keep the ONNX model valid and commit() removes
-// what was erased (call it before writing the model; the tool does).
+// Trust: nothing read from the model is trusted. Every count, product and offset is checked
+// against the data actually present; constant() never hands out a view whose dims disagree with
+// its data, nor an empty one. Declared shapes (value_info, graph outputs) are ignored: ranks are
+// propagated by this adapter from the graph inputs' types and the constants' own dims through
+// the ops whose rank rules it implements (unknown otherwise, and a fold that needs one refuses).
+//
+// Mutations: each mutation point either does all it says or throws having changed nothing
+// (model and adapter); erase() never throws. Node ids index a table built once; commit() removes
+// what was erased and places inserted nodes (call it before writing the model; the tool does).
 class graph {
  public:
   using node_id = std::int32_t;
   static constexpr node_id none = -1;
 
-  explicit graph(onnx::ModelProto& model, rank_inference infer = {})
-      : model_(&model), graph_(model.mutable_graph()), infer_(std::move(infer)) {
+  explicit graph(onnx::ModelProto& model) : model_(&model), graph_(model.mutable_graph()) {
     build();
   }
   graph(const graph&) = delete;
@@ -75,10 +112,15 @@ class graph {
   // --- Inspection ------------------------------------------------------------------------------
   [[nodiscard]] const std::string& name(node_id n) const { return at(n).name; }
   [[nodiscard]] const std::string& note(node_id n) const { return at(n).note; }
+  // Why the node is invalid as this adapter reads it (nullopt: it is not).
+  [[nodiscard]] std::optional<qfold::reason> refusal(node_id n) const { return at(n).refusal; }
   [[nodiscard]] const onnx::NodeProto* onnx_node(node_id n) const { return at(n).node; }
   [[nodiscard]] const std::string& op_type(node_id n) const { return at(n).op; }
   [[nodiscard]] bool alive(node_id n) const { return at(n).alive; }
   [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+  // A model-level problem (a name defined twice, a read before the definition): nothing is
+  // classified as foldable then. Empty when there is none.
+  [[nodiscard]] const std::string& model_problem() const noexcept { return malformed_; }
   // BatchNormalization nodes that are not batch_norm in qfold's vocabulary (with a note why).
   [[nodiscard]] std::vector<node_id> unrecognised_batch_norms() const {
     std::vector<node_id> r;
@@ -92,68 +134,180 @@ class graph {
   [[nodiscard]] std::optional<conv_geometry> geometry(node_id n) const {
     const entry& e = at(n);
     if (e.node == nullptr || (e.op != "Conv" && e.op != "ConvTranspose")) return std::nullopt;
-    const onnx::NodeProto& node = *e.node;
-    conv_geometry c;
-    c.group = attr_int(node, "group", 1);
-    c.auto_pad = attr_string(node, "auto_pad", "NOTSET");
-    c.kernel_shape = attr_ints(node, "kernel_shape");
-    std::size_t spatial = c.kernel_shape.size();
-    if (c.kernel_shape.empty() && node.input_size() > 1) {
-      if (auto w = tensor_of(value_producer(node.input(1))); w && w->dims_size() > 2) {
-        c.kernel_shape.assign(w->dims().begin() + 2, w->dims().end());
-        spatial = c.kernel_shape.size();
-      }
-    }
-    const auto fill = [&](const char* key, std::int64_t dflt, std::size_t count) {
-      auto v = attr_ints(node, key);
-      if (v.empty()) v.assign(count, dflt);
-      return v;
-    };
-    c.strides = fill("strides", 1, spatial);
-    c.dilations = fill("dilations", 1, spatial);
-    if (e.op == "ConvTranspose") c.output_padding = fill("output_padding", 0, spatial);
-    if (c.auto_pad == "VALID") {
-      c.pads = std::vector<std::int64_t>(2 * spatial, 0);
-    } else if (c.auto_pad == "NOTSET") {
-      c.pads = fill("pads", 0, 2 * spatial);
-    }  // SAME_UPPER / SAME_LOWER: pads depend on the input's shape
-    return c;
+    return geometry_of(*e.node, weight_dims(*e.node));
+  }
+  // The rank this adapter derived for a value name (nullopt: unknown).
+  [[nodiscard]] std::optional<std::size_t> rank_of(const std::string& name) const {
+    const auto it = ranks_.find(name);
+    return it == ranks_.end() ? std::nullopt : std::optional<std::size_t>(it->second);
   }
 
-  // Removes what was erased from the ONNX model and places inserted nodes; idempotent.
+  // Why a tensor's contents cannot be read as they claim (empty: they can): a negative dim, a
+  // product that overflows, data of another length than the dims say, several or no data
+  // fields where data is due, external or segmented data, an unknown type.
+  static std::string tensor_problem(const onnx::TensorProto& t) {
+    const std::span<const std::int64_t> dims(t.dims().data(),
+                                             static_cast<std::size_t>(t.dims_size()));
+    std::string why;
+    const auto count = checked::element_count(dims, &why);
+    if (!count) return "dims " + dims_string(dims) + ": " + why;
+    if (t.has_segment()) return "segmented tensor data is not supported";
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) return "external data";
+    const std::size_t element = element_size(t.data_type());
+    if (element == 0) return "unknown data type " + std::to_string(t.data_type());
+    const auto bytes = checked::bytes(*count, element);
+    if (!bytes) return "dims " + dims_string(dims) + ": the byte size overflows";
+    // (field name, values present, values per element)
+    const std::pair<const char*, std::size_t> fields[] = {
+        {"float_data", static_cast<std::size_t>(t.float_data_size())},
+        {"int32_data", static_cast<std::size_t>(t.int32_data_size())},
+        {"int64_data", static_cast<std::size_t>(t.int64_data_size())},
+        {"double_data", static_cast<std::size_t>(t.double_data_size())},
+        {"uint64_data", static_cast<std::size_t>(t.uint64_data_size())},
+        {"string_data", static_cast<std::size_t>(t.string_data_size())},
+    };
+    int present = t.has_raw_data() ? 1 : 0;
+    for (const auto& f : fields) present += f.second != 0 ? 1 : 0;
+    if (present > 1) return "more than one data field";
+    if (t.has_raw_data()) {
+      if (t.data_type() == onnx::TensorProto::STRING) return "raw_data in a string tensor";
+      if (t.raw_data().size() != *bytes)
+        return "raw_data holds " + std::to_string(t.raw_data().size()) + " bytes, dims " +
+               dims_string(dims) + " need " + std::to_string(*bytes);
+      return {};
+    }
+    const char* field = typed_field(t.data_type());
+    std::size_t have = 0;
+    for (const auto& f : fields)
+      if (std::string_view(f.first) == field) have = f.second;
+    const std::size_t per = t.data_type() == onnx::TensorProto::COMPLEX64 ||
+                                    t.data_type() == onnx::TensorProto::COMPLEX128
+                                ? 2
+                                : 1;
+    const auto want = checked::bytes(*count, per);
+    if (!want) return "dims " + dims_string(dims) + ": the element count overflows";
+    if (present == 1 && have == 0) return "data in a field that does not match its type";
+    if (have != *want)
+      return std::string(field) + " holds " + std::to_string(have) + " values, dims " +
+             dims_string(dims) + " need " + std::to_string(*want);
+    return {};
+  }
+
+  // Why a Conv / ConvTranspose cannot be what it says (empty: it can). `weight` is its weight's
+  // dims when known. ONNX requires positive strides, dilations, kernel sizes and group, pads >= 0,
+  // a weight of rank >= 3 whose channels the group divides, and one value per spatial axis.
+  static std::string conv_problem(const onnx::NodeProto& n,
+                                  const std::optional<std::vector<std::int64_t>>& weight) {
+    const bool t = n.op_type() == "ConvTranspose";
+    if (n.input_size() < 2 || n.input(0).empty() || n.input(1).empty())
+      return "without its input and weight";
+    if (n.output_size() < 1 || n.output(0).empty()) return "without an output";
+    const std::int64_t group = attr_int(n, "group", 1);
+    if (group < 1) return "group " + std::to_string(group) + " is not positive";
+    std::optional<std::size_t> spatial;
+    if (weight) {
+      if (weight->size() < 3)
+        return "weight of rank " + std::to_string(weight->size()) + " (needs 3 or more)";
+      for (const std::int64_t d : *weight)
+        if (d < 1) return "weight dims " + dims_string(*weight) + " are not all positive";
+      if (!t && (*weight)[0] % group != 0)
+        return "group " + std::to_string(group) + " does not divide the " +
+               std::to_string((*weight)[0]) + " output channels";
+      if (t && (*weight)[0] % group != 0)
+        return "group " + std::to_string(group) + " does not divide the " +
+               std::to_string((*weight)[0]) + " input channels";
+      spatial = weight->size() - 2;
+    }
+    const auto check = [&](const char* key, std::size_t per_axis, std::int64_t min) -> std::string {
+      const auto* a = attr(n, key);
+      if (a == nullptr) return {};
+      if (a->type() != onnx::AttributeProto::INTS) return std::string(key) + " is not a list";
+      for (const std::int64_t v : a->ints())
+        if (v < min)
+          return std::string(key) + " value " + std::to_string(v) + " is below " +
+                 std::to_string(min);
+      if (spatial && static_cast<std::size_t>(a->ints_size()) != per_axis)
+        return std::string(key) + " has " + std::to_string(a->ints_size()) + " values for " +
+               std::to_string(*spatial) + " spatial axes";
+      return {};
+    };
+    const std::size_t s = spatial.value_or(0);
+    for (const auto& [key, per, min] :
+         {std::tuple<const char*, std::size_t, std::int64_t>{"strides", s, 1},
+          {"dilations", s, 1},
+          {"kernel_shape", s, 1},
+          {"pads", 2 * s, 0},
+          {"output_padding", s, 0},
+          {"output_shape", s, 1}})
+      if (auto why = check(key, per, min); !why.empty()) return why;
+    if (weight) {
+      const auto k = attr_ints(n, "kernel_shape");
+      if (!k.empty() && !std::equal(k.begin(), k.end(), weight->begin() + 2))
+        return "kernel_shape " + dims_string(k) + " differs from the weight's " +
+               dims_string(std::span(*weight).subspan(2));
+    }
+    const std::string pad = attr_string(n, "auto_pad", "NOTSET");
+    if (pad != "NOTSET" && pad != "VALID" && pad != "SAME_UPPER" && pad != "SAME_LOWER")
+      return "auto_pad '" + pad + "' is not one of NOTSET, VALID, SAME_UPPER, SAME_LOWER";
+    return {};
+  }
+
+  // Removes what was erased from the ONNX model and places inserted nodes; idempotent. The
+  // value_info of values that went away goes too, and nothing else: a model nothing was done to
+  // stays byte for byte as it was.
   void commit() {
     auto* nodes = graph_->mutable_node();
+    std::unordered_set<const onnx::NodeProto*> dead;
+    for (const entry& e : entries_)
+      if (!e.alive &&
+          (e.src == source::node || e.src == source::identity || e.src == source::constant_node))
+        for (const onnx::NodeProto* p : {e.node, e.matmul})
+          if (p != nullptr) dead.insert(p);
+    std::unordered_map<const onnx::NodeProto*, std::vector<onnx::NodeProto*>> after;
+    for (auto& [anchor, n] : pending_) after[anchor].push_back(n.get());
     std::vector<onnx::NodeProto*> old(static_cast<std::size_t>(nodes->size()));
-    nodes->ExtractSubrange(0, nodes->size(), old.data());
-    std::unordered_map<const onnx::NodeProto*, std::vector<std::unique_ptr<onnx::NodeProto>>> after;
-    for (auto& [anchor, n] : pending_) after[anchor].push_back(std::move(n));
+    nodes->Reserve(nodes->size() + static_cast<int>(pending_.size()));
+    // From here on nothing allocates but the order vector, built before the model changes.
+    std::vector<onnx::NodeProto*> order;
+    order.reserve(old.size() + pending_.size());
+    for (int i = 0; i < nodes->size(); ++i) old[static_cast<std::size_t>(i)] = nodes->Mutable(i);
+    std::vector<onnx::NodeProto*> stack;
+    for (onnx::NodeProto* n : old) {
+      stack.push_back(n);
+      while (!stack.empty()) {
+        onnx::NodeProto* m = stack.back();
+        stack.pop_back();
+        order.push_back(m);
+        if (const auto more = after.find(m); more != after.end())
+          for (auto it = more->second.rbegin(); it != more->second.rend(); ++it)
+            stack.push_back(*it);
+      }
+    }
+    {  // a node whose anchor went (never expected) still goes into the graph, at the end
+      std::unordered_set<const onnx::NodeProto*> placed(order.begin(), order.end());
+      for (auto& [anchor, n] : pending_)
+        if (!placed.contains(n.get())) order.push_back(n.get());
+    }
+    std::vector<onnx::NodeProto*> released(old.size());
+    nodes->ExtractSubrange(0, nodes->size(), released.data());
+    for (auto& [anchor, n] : pending_) (void)n.release();  // owned by `order` now
     pending_.clear();
-    std::function<void(onnx::NodeProto*)> emit = [&](onnx::NodeProto* n) {
-      std::unique_ptr<onnx::NodeProto> owned(n);
-      const auto more = after.find(n);
-      if (dead_nodes_.contains(n)) {
-        dead_nodes_.erase(n);
+    for (onnx::NodeProto* n : order) {
+      if (dead.contains(n)) {
+        delete n;
       } else {
-        nodes->AddAllocated(owned.release());
+        nodes->AddAllocated(n);
       }
-      if (more != after.end()) {
-        auto list = std::move(more->second);
-        after.erase(more);
-        for (auto& m : list) emit(m.release());
-      }
-    };
-    for (onnx::NodeProto* n : old) emit(n);
-    auto* inits = graph_->mutable_initializer();
-    int keep = 0;
-    for (int i = 0; i < inits->size(); ++i)
-      if (!dead_tensors_.contains(&inits->Get(i))) inits->SwapElements(i, keep++);
-    inits->DeleteSubrange(keep, inits->size() - keep);
-    dead_tensors_.clear();
+    }
+    for (entry& e : entries_)
+      if (!e.alive && e.node != nullptr && dead.contains(e.node)) e.node = e.matmul = nullptr;
     auto* infos = graph_->mutable_value_info();
-    keep = 0;
+    int keep = 0;
     for (int i = 0; i < infos->size(); ++i)
-      if (values_.contains(infos->Get(i).name())) infos->SwapElements(i, keep++);
+      if (!gone_.contains(infos->Get(i).name()) || values_.contains(infos->Get(i).name()))
+        infos->SwapElements(i, keep++);
     infos->DeleteSubrange(keep, infos->size() - keep);
+    gone_.clear();
   }
 
   // --- The qfold adapter (see qfold/graph/traits.hpp) -------------------------------------------
@@ -166,16 +320,22 @@ class graph {
   }
   [[nodiscard]] qfold::op_kind kind(node_id n) const { return at(n).kind; }
   [[nodiscard]] std::span<const node_id> operands(node_id n) const { return at(n).operands; }
-  [[nodiscard]] std::size_t use_count(node_id n) const {
+  [[nodiscard]] std::size_t use_count(node_id n) const {  // allocates nothing (erase uses it)
     const entry& e = at(n);
     if (e.src == source::view) return use_count(e.base);
+    const auto of = [&](const std::string& v) -> std::size_t {
+      const auto it = values_.find(v);
+      return it == values_.end() ? 0 : it->second.readers + it->second.outputs;
+    };
+    if (e.src == source::initializer || e.src == source::input) return of(e.name);
+    if (e.node == nullptr) return 0;
     std::size_t count = 0;
-    for (const std::string& v : outputs_of(e)) {
-      if (const auto it = values_.find(v); it != values_.end())
-        count += it->second.readers + it->second.outputs;
-    }
+    for (const std::string& v : e.node->output()) count += of(v);
     return count;
   }
+  // A float32 constant's data and dims; nullopt unless n is a constant whose dims match its
+  // data exactly and which holds at least one element (qfold's folds read an empty span as
+  // "ones" or "zeros": an empty tensor must never reach them).
   [[nodiscard]] std::optional<qfold::tensor_view<float>> constant(node_id n) const {
     const entry& e = at(n);
     if (!e.alive || e.kind != qfold::op_kind::constant) return std::nullopt;
@@ -186,12 +346,13 @@ class graph {
         if (!e.view_ready) {
           const auto base = constant(e.base);
           if (!base || base->shape.size() != 2) return std::nullopt;
+          // constant() checked rows * cols == data.size() without wrap.
           const auto rows = static_cast<std::size_t>(base->shape[0]),
                      cols = static_cast<std::size_t>(base->shape[1]);
-          e.view_data.resize(rows * cols);
+          std::vector<float> t(rows * cols);
           for (std::size_t r = 0; r < rows; ++r)
-            for (std::size_t c = 0; c < cols; ++c)
-              e.view_data[c * rows + r] = base->data[r * cols + c];
+            for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = base->data[r * cols + c];
+          e.view_data = std::move(t);
           e.view_shape = {base->shape[1], base->shape[0]};
           e.view_ready = true;
         }
@@ -205,28 +366,46 @@ class graph {
   [[nodiscard]] qfold::batch_norm_attributes batch_norm_attributes(node_id n) const {
     return at(n).bn;
   }
-  // Rank of the node's (first) output; 0 when unknown.
+  // Rank of the node's (first) output as this adapter derives it; 0 when unknown. Gemm is rank
+  // 2 by definition; MatMul (+ Add) from the propagated rank of its input, never from declared
+  // shapes.
   [[nodiscard]] std::size_t output_rank(node_id n) const {
     const entry& e = at(n);
-    if (e.op == "Gemm") return 2;
-    const auto outs = outputs_of(e);
-    if (outs.empty()) return 0;
-    if (const auto r = known_rank(outs.front())) return *r;
+    if (e.linear == linear_form::gemm) return 2;
     if (e.linear == linear_form::matmul || e.linear == linear_form::matmul_add) {
-      // MatMul (A, B) with B of rank 2 has A's rank (rank 1 A: rank 1); + bias of rank <= 2.
-      const auto a = known_rank(e.matmul->input(0));
-      if (!a) return 0;
-      std::size_t rank = std::max<std::size_t>(*a, 1);
-      if (e.linear == linear_form::matmul_add)
-        if (const auto b = known_rank(e.node->input(e.bias_slot))) rank = std::max(rank, *b);
+      // MatMul (A, B) with B of rank 2 has A's rank (rank 1 A: rank 1); + a bias of rank <= 2.
+      if (e.matmul == nullptr || e.matmul->input_size() < 1) return 0;
+      const auto a = rank_of(e.matmul->input(0));
+      if (!a || *a == 0) return 0;
+      std::size_t rank = *a;
+      if (e.linear == linear_form::matmul_add && e.bias_slot >= 0 &&
+          e.bias_slot < e.node->input_size()) {
+        const auto b = rank_of(e.node->input(e.bias_slot));
+        if (!b) return 0;
+        rank = std::max(rank, *b);
+      }
       return rank;
     }
-    return 0;
+    const auto outs = outputs_of(e);
+    if (outs.empty()) return 0;
+    return rank_of(outs.front()).value_or(0);
   }
 
+  // Test hook: the k-th journalled step from now on throws std::bad_alloc (every mutation point
+  // must then leave the model and the adapter exactly as they were). nullopt: off.
+  void inject_failure_after(std::optional<std::size_t> steps) noexcept { inject_ = steps; }
+
   node_id add_constant(std::span<const float> data, std::span<const std::int64_t> shape) {
-    onnx::TensorProto* t = graph_->add_initializer();
-    t->set_name(unique_name("qfold_folded"));
+    std::string why;
+    const auto count = checked::element_count(shape, &why);
+    if (!count) throw std::invalid_argument("qfold_onnx: add_constant: " + why);
+    if (*count != data.size())
+      throw std::invalid_argument("qfold_onnx: add_constant: dims " + dims_string(shape) +
+                                  " do not match " + std::to_string(data.size()) + " values");
+    journal j(*this);
+    auto t = std::make_unique<onnx::TensorProto>();
+    const std::string name = fresh_name("qfold_folded");
+    t->set_name(name);
     t->set_data_type(onnx::TensorProto::FLOAT);
     for (const std::int64_t d : shape) t->add_dims(d);
     const std::size_t bytes = data.size_bytes();
@@ -240,7 +419,7 @@ class graph {
     if (best != pool_.size()) {
       std::string storage = std::move(pool_[best]);
       pool_.erase(pool_.begin() + static_cast<std::ptrdiff_t>(best));
-      storage.resize(bytes);
+      storage.resize(bytes);  // within capacity: no allocation
       if (bytes != 0) std::memcpy(storage.data(), data.data(), bytes);
       t->mutable_raw_data()->swap(storage);
     } else {
@@ -250,20 +429,37 @@ class graph {
     entry e;
     e.kind = qfold::op_kind::constant;
     e.src = source::initializer;
-    e.tensor = t;
-    e.name = t->name();
-    const node_id id = push(std::move(e));
-    values_[t->name()] = value{id, 0, 0};
+    e.tensor = t.get();
+    e.name = name;
+    auto* inits = graph_->mutable_initializer();
+    j.step([&] { inits->Reserve(inits->size() + 1); }, [] {});
+    j.step([&] { names_.insert(name); }, [this, name] { names_.erase(name); });
+    j.step([&] { entries_.push_back(std::move(e)); }, [this] { entries_.pop_back(); });
+    const auto id = static_cast<node_id>(entries_.size() - 1);
+    j.step([&] { values_.emplace(name, value{id, 0, 0}); }, [this, name] { values_.erase(name); });
+    j.step([&] { ranks_.emplace(name, shape.size()); }, [this, name] { ranks_.erase(name); });
+    j.step([&] { inits->AddAllocated(t.release()); }, [inits] { inits->RemoveLast(); });
+    j.done();
     return id;
   }
 
+  // Operand i of n becomes v (i == operand count appends). For a Gemm with transB = 0 or a
+  // MatMul, operand 1 is the weight seen as (N, K): a new (N, K) constant is stored as the IR
+  // wants it, and the transposed view the adapter made of the original weight restores it.
   void set_operand(node_id n, std::size_t i, node_id v) {
+    valid(n);
+    valid(v);
     entry& e = mut(n);
-    if (e.node == nullptr) throw std::logic_error("qfold_onnx: set_operand on a non-node");
+    if (!e.alive || e.node == nullptr)
+      throw std::logic_error("qfold_onnx: set_operand on a non-node");
     if (i > e.operands.size()) throw std::out_of_range("qfold_onnx: operand index");
-    if (at(v).src == source::view)
-      throw std::logic_error("qfold_onnx: a transposed view cannot become an operand");
+    const entry& ve = at(v);
+    if (!ve.alive) throw std::logic_error("qfold_onnx: set_operand to an erased node");
     const bool matmul = e.linear == linear_form::matmul || e.linear == linear_form::matmul_add;
+    const bool gemm_view = e.linear == linear_form::gemm && i == 1 && e.gemm_view != none;
+    const bool to_view = ve.src == source::view;
+    if (to_view && !((matmul && i == 1 && v == e.weight_view) || (gemm_view && v == e.gemm_view)))
+      throw std::logic_error("qfold_onnx: a transposed view can only restore its own weight");
     // The physical (node, input) slot; -1: appended.
     onnx::NodeProto* target = e.node;
     int slot = -1;
@@ -275,102 +471,224 @@ class graph {
     } else {
       slot = physical_slot(*e.node, i);
     }
-    const bool appended = slot < 0 || slot >= target->input_size();
-    const std::string role = i == 1 ? "weight" : i == 2 ? "bias" : "operand";
-    rename_fresh(v, appended ? e.name + "." + role : target->input(slot));
-    node_id operand = v;
-    if (matmul && i == 1) {  // MatMul reads B as (K, N): store the new (N, K) weight transposed
-      operand = transposed_copy(v);
-      operand = make_view(operand);
-    } else if (e.linear == linear_form::gemm && i == 1 && e.operands.size() > 1 &&
-               at(e.operands[1]).src == source::view) {
-      set_attr_int(*e.node, "transB", 1);  // the new weight is (N, K)
+    const bool appended = i == e.operands.size();
+    if (!appended && (slot < 0 || slot >= target->input_size()))
+      throw std::logic_error("qfold_onnx: operand without an input slot");
+    if (matmul && i == 1 && !to_view) {  // the new (N, K) weight must be a rank-2 constant
+      const auto view = constant(v);
+      if (!view || view->shape.size() != 2)
+        throw std::invalid_argument("qfold_onnx: a MatMul weight must be a rank-2 float constant");
     }
-    const std::string name =
-        output_name(at(operand).src == source::view ? at(operand).base : operand);
+    journal j(*this);
+    node_id operand = v;
+    std::string name;
+    if (to_view) {
+      name = output_name(ve.base);
+    } else {
+      const std::string role = i == 1 ? "weight" : i == 2 ? "bias" : "operand";
+      rename_fresh(j, v, appended || slot < 0 ? e.name + "." + role : target->input(slot));
+      if (matmul && i == 1) operand = transposed_copy(j, v);
+      name = output_name(operand);
+    }
+    if (e.linear == linear_form::gemm && i == 1) {
+      if (to_view) {
+        restore_attr(j, *e.node, "transB", e.gemm_trans_b);
+      } else if (gemm_view) {
+        set_attr(j, *e.node, "transB", int_attr("transB", 1));  // the new weight is (N, K)
+      }
+    }
+    append_record rec;
+    rec.operand = i;
     if (matmul && i == 2 && appended) {
-      append_matmul_bias(e, name);
+      append_matmul_bias(j, n, name);
+      rec.made_add = true;
     } else if (appended) {
       int k = target->input_size();  // fill trailing empty (absent) optional inputs first
       while (k > 0 && target->input(k - 1).empty()) --k;
+      rec.slot = k;
+      std::string in = name;
       if (k < target->input_size()) {
-        target->set_input(k, name);
+        rec.filled = true;
+        j.step([&] { target->mutable_input(k)->swap(in); },
+               [target, k] { target->mutable_input(k)->clear(); });
       } else {
-        target->add_input(name);
+        j.step([&] { target->add_input()->swap(in); },
+               [target] { target->mutable_input()->RemoveLast(); });
       }
-      if (e.linear == linear_form::gemm) set_attr_float(*e.node, "beta", 1.0f);  // C was absent
+      if (e.linear == linear_form::gemm) {  // C was absent: beta becomes 1
+        rec.beta = snapshot(*e.node, "beta");
+        rec.has_beta = true;
+        set_attr(j, *e.node, "beta", float_attr("beta", 1.0f));
+      }
     } else {
-      drop_reader(target->input(slot));
-      target->set_input(slot, name);
+      const std::string old = target->input(slot);
+      std::string in = name;
+      j.step([&] { target->mutable_input(slot)->swap(in); },
+             [target, slot, keep = std::string(old)]() mutable {
+               target->mutable_input(slot)->swap(keep);
+             });
+      drop_reader(j, old);
     }
-    ++values_.at(name).readers;
-    if (i == e.operands.size()) {
-      e.operands.push_back(operand);
+    add_reader(j, name);
+    if (appended) {
+      auto shared = std::make_shared<const append_record>(std::move(rec));
+      j.step([&] { e.appends.push_back(shared); }, [&e] { e.appends.pop_back(); });
+      j.step([&] { e.operands.push_back(operand); }, [&e] { e.operands.pop_back(); });
     } else {
-      e.operands[i] = operand;
+      const node_id previous = e.operands[i];
+      j.step([&] { e.operands[i] = operand; }, [&e, i, previous] { e.operands[i] = previous; });
     }
+    j.done();
+  }
+
+  // n loses its last operand: the undo of an append by set_operand(n, operand count, v) (the
+  // input slot becomes absent again, a bias Add made for a MatMul goes, Gemm's beta is as it
+  // was). An operand the ONNX node needs (a MatMul + Add's bias) cannot be removed.
+  void remove_last_operand(node_id n) {
+    valid(n);
+    entry& e = mut(n);
+    if (!e.alive || e.node == nullptr)
+      throw std::logic_error("qfold_onnx: remove_last_operand on a non-node");
+    if (e.operands.empty()) throw std::logic_error("qfold_onnx: no operand to remove");
+    const std::size_t i = e.operands.size() - 1;
+    const bool matmul = e.linear == linear_form::matmul || e.linear == linear_form::matmul_add;
+    const bool ours = !e.appends.empty() && e.appends.back()->operand == i;
+    const auto held = ours ? e.appends.back() : std::make_shared<const append_record>();
+    const append_record& rec = *held;
+    if (matmul && i < 2) throw std::logic_error("qfold_onnx: a MatMul keeps both its inputs");
+    if (matmul && !(ours && rec.made_add))
+      throw std::logic_error("qfold_onnx: the bias of a MatMul + Add cannot be removed");
+    int slot = ours ? rec.slot : physical_slot(*e.node, i);
+    if (!rec.made_add && (slot < 0 || slot >= e.node->input_size()))
+      throw std::logic_error("qfold_onnx: operand without an input slot");
+    journal j(*this);
+    if (rec.made_add) {
+      remove_matmul_bias(j, n);
+    } else {
+      onnx::NodeProto* target = e.node;
+      const std::string old = target->input(slot);
+      const bool last = slot == target->input_size() - 1 && !(ours && rec.filled);
+      if (last) {
+        std::string keep = old;
+        j.step([&] { target->mutable_input()->RemoveLast(); },
+               [target, keep]() mutable { target->add_input()->swap(keep); });
+      } else {
+        std::string keep = old;
+        j.step([&] { target->mutable_input(slot)->clear(); },
+               [target, slot, keep]() mutable { target->mutable_input(slot)->swap(keep); });
+      }
+      drop_reader(j, old);
+      if (ours && rec.has_beta) restore_attr(j, *e.node, "beta", rec.beta);
+    }
+    if (ours) j.step([&] { e.appends.pop_back(); }, [&e, held] { e.appends.push_back(held); });
+    const node_id last_operand = e.operands.back();
+    j.step([&] { e.operands.pop_back(); },
+           [&e, last_operand] { e.operands.push_back(last_operand); });
+    j.done();
   }
 
   // Every reader of old's output (graph outputs included) reads v's output instead. When old is
   // v's only reader, v's output takes old's name (so graph outputs and value_info stay as they
-  // were); otherwise an Identity forwards it.
+  // were); otherwise an Identity forwards it. Refused (thrown, nothing changed) for a node
+  // without an output, or a v that is not a node with an output.
   void replace_uses(node_id old, node_id v) {
+    valid(old);
+    valid(v);
     if (old == v) return;
     entry& o = mut(old);
-    if (o.node == nullptr || o.node->output_size() == 0)
+    if (!o.alive || o.node == nullptr || o.node->output_size() == 0 || o.node->output(0).empty())
       throw std::logic_error("qfold_onnx: replace_uses of a node without outputs");
+    if (!at(v).alive) throw std::logic_error("qfold_onnx: replace_uses by an erased node");
     const std::string target = o.node->output(0);
-    const std::string from = output_name(v);
+    const std::string from = output_name(v);  // throws for a node without an output
+    if (!values_.contains(from) || !values_.contains(target))
+      throw std::logic_error("qfold_onnx: replace_uses of an unknown value");
     const std::size_t reads_by_old =
         static_cast<std::size_t>(std::ranges::count(o.node->input(), from));
-    value& fv = values_.at(from);
-    const std::string dead = unique_name(target + "_qfold_replaced");
-    o.node->set_output(0, dead);
-    value moved = values_.at(target);
-    values_.erase(target);
-    values_[dead] = value{old, 0, 0};
+    journal j(*this);
+    const std::string dead = fresh_name(target + "_qfold_replaced");
+    j.step([&] { names_.insert(dead); }, [this, dead] { names_.erase(dead); });
+    {
+      std::string out = dead;
+      onnx::NodeProto* node = o.node;
+      j.step([&] { node->mutable_output(0)->swap(out); },
+             [node, keep = target]() mutable { node->mutable_output(0)->swap(keep); });
+    }
+    const value moved = values_.at(target);
+    j.step([&] { values_.emplace(dead, value{old, 0, 0}); }, [this, dead] { values_.erase(dead); });
+    const auto retarget = [&](node_id producer) {  // target's readers stay; its producer changes
+      j.step([&] { values_.at(target).producer = producer; },
+             [this, target, moved] { values_.at(target) = moved; });
+    };
+    const value fv = values_.at(from);
     if (fv.readers == reads_by_old && fv.outputs == 0 && at(v).src == source::node) {
-      set_output_name(v, target);
-      moved.producer = v;
-      values_[target] = moved;
+      entry& ve = mut(v);
+      {
+        std::string out = target;
+        onnx::NodeProto* node = ve.node;
+        j.step([&] { node->mutable_output(0)->swap(out); },
+               [node, keep = from]() mutable { node->mutable_output(0)->swap(keep); });
+      }
+      retarget(v);
       // `from` stays as an alias with old's reads so that erase(old) balances; it has no producer
       // left in the model and goes away with old.
-      fv.producer = none;
+      j.step([&] { values_.at(from).producer = none; },
+             [this, from, fv] { values_.at(from) = fv; });
+      move_rank(j, from, target);
+      j.done();
       return;
     }
-    onnx::NodeProto* id = new_node("Identity", o.node, unique_name(target + "_qfold_identity"));
+    const std::string id_name = fresh_name(target + "_qfold_identity");
+    j.step([&] { names_.insert(id_name); }, [this, id_name] { names_.erase(id_name); });
+    auto id = std::make_unique<onnx::NodeProto>();
+    id->set_op_type("Identity");
+    id->set_name(id_name);
     id->add_input(from);
     id->add_output(target);
     entry e;
     e.kind = qfold::op_kind::view;
     e.src = source::node;
-    e.node = id;
+    e.node = id.get();
     e.op = "Identity";
-    e.name = id->name();
+    e.name = id_name;
     e.order = o.order + 1;
     e.operands = {v};
-    const node_id n = push(std::move(e));
-    ++values_.at(from).readers;
-    moved.producer = n;
-    values_[target] = moved;
+    j.step([&] { entries_.push_back(std::move(e)); }, [this] { entries_.pop_back(); });
+    const auto nid = static_cast<node_id>(entries_.size() - 1);
+    add_reader(j, from);
+    retarget(nid);
+    move_rank(j, from, target);
+    const onnx::NodeProto* anchor = o.node;
+    j.step([&] { pending_.emplace_back(anchor, std::move(id)); }, [this] { pending_.pop_back(); });
+    j.done();
   }
 
-  void erase(node_id n) {
-    entry& e = mut(n);
-    if (!e.alive) return;
-    if (use_count(n) != 0) throw std::logic_error("qfold_onnx: erase of a node that is read");
+  // Erases n when nothing reads it; never throws: a node it cannot erase (read, a graph input,
+  // already erased, an unknown id) is left alone.
+  void erase(node_id n) noexcept {
+    if (n < 0 || static_cast<std::size_t>(n) >= entries_.size()) return;
+    entry& e = entries_[static_cast<std::size_t>(n)];
+    if (!e.alive || e.src == source::input || use_count(n) != 0) return;
     e.alive = false;
     switch (e.src) {
-      case source::initializer:
-        dead_tensors_.insert(e.tensor);
-        values_.erase(e.tensor->name());
-        if (e.tensor->raw_data().size() >= pool_min_bytes) {  // storage for add_constant
-          pool_.emplace_back();
-          pool_.back().swap(*e.tensor->mutable_raw_data());
-        }
+      case source::initializer: {
+        forget(e.name);
+        auto* inits = graph_->mutable_initializer();
+        for (int k = 0; k < inits->size(); ++k)
+          if (inits->Mutable(k) == e.tensor) {
+            // Storage for add_constant; keeping it is an optimisation only.
+            if (e.tensor->raw_data().size() >= pool_min_bytes && pool_.size() < pool_.capacity()) {
+              pool_.emplace_back();  // within capacity: no allocation
+              pool_.back().swap(*e.tensor->mutable_raw_data());
+            }
+            inits->DeleteSubrange(k, 1);
+            break;
+          }
+        e.tensor = nullptr;
         return;
+      }
       case source::input:
-        throw std::logic_error("qfold_onnx: a graph input cannot be erased");
+        return;
       case source::view:
         if (at(e.base).alive && use_count(e.base) == 0 && is_constant_like(e.base)) erase(e.base);
         return;
@@ -379,18 +697,28 @@ class graph {
       case source::constant_node:
         break;
     }
-    for (onnx::NodeProto* node : {e.node, e.matmul}) {
-      if (node == nullptr || (node == e.matmul && e.matmul == e.node)) continue;
-      kill_node(node);
+    if (e.inner != none) entries_[static_cast<std::size_t>(e.inner)].alive = false;
+    onnx::NodeProto* const parts[2] = {e.node, e.matmul == e.node ? nullptr : e.matmul};
+    for (onnx::NodeProto* node : parts) {
+      if (node == nullptr) continue;
+      const bool add_of_matmul = node == e.node && parts[1] != nullptr;
       for (const std::string& in : node->input())
-        if (!in.empty() && !(e.matmul != nullptr && node == e.node && in == e.matmul->output(0)))
-          drop_reader(in);
+        if (!in.empty() && !(add_of_matmul && parts[1]->output_size() > 0 &&
+                             in == parts[1]->output(0)))  // the product is internal
+          drop_reader_noexcept(in);
       for (const std::string& out : node->output()) {
         const auto it = values_.find(out);
-        if (it != values_.end() && it->second.producer == n) values_.erase(it);
+        if (it != values_.end() && it->second.producer == n && it->second.readers == 0 &&
+            it->second.outputs == 0)
+          forget(out);
       }
     }
-    for (const std::string& in : e.implicit) drop_reader(in);
+    for (onnx::NodeProto* node : parts)  // a node the adapter added is gone at once
+      if (node != nullptr && kill_pending(node)) {
+        if (e.node == node) e.node = nullptr;
+        if (e.matmul == node) e.matmul = nullptr;
+      }
+    for (const std::string& in : e.implicit) drop_reader_noexcept(in);
     if (e.src == source::identity && at(e.base).alive && use_count(e.base) == 0 &&
         is_constant_like(e.base))
       erase(e.base);
@@ -402,10 +730,11 @@ class graph {
     const entry& e = at(n);
     switch (e.src) {
       case source::initializer:
-        return tensor_bytes(*e.tensor);
+        return e.tensor != nullptr ? tensor_bytes(*e.tensor) : 0;
       case source::constant_node:
         return e.tensor != nullptr ? tensor_bytes(*e.tensor) : e.scalar.size() * sizeof(float);
       case source::identity: {
+        if (e.node == nullptr || e.node->input_size() < 1) return 0;
         const auto it = values_.find(e.node->input(0));
         const bool sole = it != values_.end() && it->second.readers == 1 && it->second.outputs == 0;
         return sole ? constant_bytes(e.base) : 0;
@@ -421,19 +750,37 @@ class graph {
   enum class source : std::uint8_t { initializer, input, node, identity, constant_node, view };
   enum class linear_form : std::uint8_t { none, gemm, matmul, matmul_add };
 
+  // An attribute as it was: nullopt when absent.
+  using attr_snapshot = std::optional<onnx::AttributeProto>;
+  // What set_operand did when it appended an operand, for remove_last_operand.
+  struct append_record {
+    std::size_t operand = 0;
+    int slot = -1;
+    bool filled = false;    // an empty (absent) input slot was filled, not added
+    bool made_add = false;  // a MatMul got a bias Add
+    bool has_beta = false;
+    attr_snapshot beta;
+  };
+
   struct entry {
     qfold::op_kind kind = qfold::op_kind::other;
     source src = source::node;
-    std::string op;                       // ONNX op type (nodes)
-    std::string name;                     // for reports
-    std::string note;                     // why a foldable-looking node is not in the vocabulary
-    onnx::TensorProto* tensor = nullptr;  // initializer, or a Constant node's `value`
-    onnx::NodeProto* node = nullptr;      // the node (the Add of a MatMul + Add)
-    onnx::NodeProto* matmul = nullptr;    // linear_form::matmul / matmul_add
+    std::string op;                        // ONNX op type (nodes)
+    std::string name;                      // for reports
+    std::string note;                      // why a foldable-looking node is not in the vocabulary
+    std::optional<qfold::reason> refusal;  // the node is invalid (note says how)
+    onnx::TensorProto* tensor = nullptr;   // initializer, or a Constant node's `value`
+    onnx::NodeProto* node = nullptr;       // the node (the Add of a MatMul + Add)
+    onnx::NodeProto* matmul = nullptr;     // linear_form::matmul / matmul_add
     linear_form linear = linear_form::none;
-    int bias_slot = -1;   // matmul_add: the Add's input holding the bias
-    node_id base = none;  // identity, view: what they look through
+    int bias_slot = -1;          // matmul_add: the Add's input holding the bias
+    node_id base = none;         // identity, view: what they look through
+    node_id inner = none;        // matmul_add: the hidden MatMul entry
+    node_id weight_view = none;  // matmul: the view of the original B
+    node_id gemm_view = none;    // gemm with transB = 0: the view of the original B
+    attr_snapshot gemm_trans_b;  // gemm: transB as the model had it
     std::vector<node_id> operands;
+    std::vector<std::shared_ptr<const append_record>> appends;
     std::vector<std::string> implicit;  // outer names read inside subgraphs
     qfold::conv_attributes conv{};
     qfold::batch_norm_attributes bn{};
@@ -452,10 +799,63 @@ class graph {
     std::size_t outputs = 0;  // graph outputs naming it
   };
 
-  [[nodiscard]] const entry& at(node_id n) const {
-    return entries_.at(static_cast<std::size_t>(n));
+  // Undo journal of one mutation point: each step registers its inverse (which must not throw)
+  // before it runs; a step that throws has changed nothing itself; leaving the scope without
+  // done() runs the inverses newest first.
+  class journal {
+   public:
+    explicit journal(graph& g) : g_(g) { undo_.reserve(16); }
+    journal(const journal&) = delete;
+    journal& operator=(const journal&) = delete;
+    ~journal() {
+      if (!done_)
+        for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) (*it)->run();
+    }
+    template <class Do, class Undo>
+    void step(Do&& d, Undo&& u) {
+      auto inverse = std::make_unique<undo_fn<std::decay_t<Undo>>>(std::forward<Undo>(u));
+      undo_.push_back(std::move(inverse));
+      try {
+        if (g_.inject_ && (*g_.inject_)-- == 0) {
+          g_.inject_.reset();
+          throw std::bad_alloc();
+        }
+        d();
+      } catch (...) {
+        undo_.pop_back();
+        throw;
+      }
+    }
+    void done() noexcept { done_ = true; }
+
+   private:
+    struct undo_base {
+      virtual ~undo_base() = default;
+      virtual void run() noexcept = 0;
+    };
+    template <class F>
+    struct undo_fn final : undo_base {
+      F f;
+      explicit undo_fn(F&& x) : f(std::move(x)) {}
+      void run() noexcept override { f(); }
+    };
+    graph& g_;
+    std::vector<std::unique_ptr<undo_base>> undo_;
+    bool done_ = false;
+  };
+
+  void valid(node_id n) const {
+    if (n < 0 || static_cast<std::size_t>(n) >= entries_.size())
+      throw std::out_of_range("qfold_onnx: unknown node id " + std::to_string(n));
   }
-  entry& mut(node_id n) { return entries_.at(static_cast<std::size_t>(n)); }
+  [[nodiscard]] const entry& at(node_id n) const {
+    valid(n);
+    return entries_[static_cast<std::size_t>(n)];
+  }
+  entry& mut(node_id n) {
+    valid(n);
+    return entries_[static_cast<std::size_t>(n)];
+  }
   node_id push(entry e) {
     entries_.push_back(std::move(e));
     return static_cast<node_id>(entries_.size() - 1);
@@ -484,25 +884,67 @@ class graph {
     if (a == nullptr || a->type() != onnx::AttributeProto::INTS) return {};
     return {a->ints().begin(), a->ints().end()};
   }
-  static onnx::AttributeProto* mutable_attr(onnx::NodeProto& n, std::string_view key) {
-    for (auto& a : *n.mutable_attribute())
-      if (a.name() == key) return &a;
-    auto* a = n.add_attribute();
-    a->set_name(std::string(key));
+  static attr_snapshot snapshot(const onnx::NodeProto& n, std::string_view key) {
+    const auto* a = attr(n, key);
+    return a == nullptr ? attr_snapshot{} : attr_snapshot{*a};
+  }
+  static onnx::AttributeProto int_attr(const char* key, std::int64_t v) {
+    onnx::AttributeProto a;
+    a.set_name(key);
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(v);
     return a;
   }
-  static void set_attr_int(onnx::NodeProto& n, std::string_view key, std::int64_t v) {
-    auto* a = mutable_attr(n, key);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
+  static onnx::AttributeProto float_attr(const char* key, float v) {
+    onnx::AttributeProto a;
+    a.set_name(key);
+    a.set_type(onnx::AttributeProto::FLOAT);
+    a.set_f(v);
+    return a;
   }
-  static void set_attr_float(onnx::NodeProto& n, std::string_view key, float v) {
-    auto* a = mutable_attr(n, key);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
+  // The attribute `key` of n becomes `value` (replaced in place, or appended), journalled.
+  void set_attr(journal& j, onnx::NodeProto& n, std::string_view key, onnx::AttributeProto to) {
+    auto* attrs = n.mutable_attribute();
+    for (int k = 0; k < attrs->size(); ++k)
+      if (attrs->Get(k).name() == key) {
+        auto* a = attrs->Mutable(k);
+        auto keep = std::make_shared<onnx::AttributeProto>(std::move(to));
+        j.step([&] { a->Swap(keep.get()); }, [a, keep] { a->Swap(keep.get()); });
+        return;
+      }
+    auto fresh = std::make_unique<onnx::AttributeProto>(std::move(to));
+    j.step([&] { attrs->Reserve(attrs->size() + 1); }, [] {});
+    j.step([&] { attrs->AddAllocated(fresh.release()); }, [attrs] { attrs->RemoveLast(); });
+  }
+  // The attribute `key` of n as the snapshot had it (removed when it was absent), journalled.
+  void restore_attr(journal& j, onnx::NodeProto& n, std::string_view key,
+                    const attr_snapshot& was) {
+    if (was) {
+      set_attr(j, n, key, *was);
+      return;
+    }
+    auto* attrs = n.mutable_attribute();
+    for (int k = 0; k < attrs->size(); ++k)
+      if (attrs->Get(k).name() == key) {
+        // Move it to the end, then release it: undo puts it back where it was.
+        auto held = std::make_shared<std::unique_ptr<onnx::AttributeProto>>();
+        j.step([&] { attrs->Reserve(attrs->size() + 1); }, [] {});
+        const int last = attrs->size() - 1;
+        j.step(
+            [&] {
+              for (int m = k; m < last; ++m) attrs->SwapElements(m, m + 1);
+              held->reset(attrs->ReleaseLast());
+            },
+            [attrs, held, k, last] {
+              attrs->AddAllocated(held->release());
+              for (int m = last; m > k; --m) attrs->SwapElements(m, m - 1);
+            });
+        return;
+      }
   }
 
   // --- Tensors ---------------------------------------------------------------------------------
+  // Bytes per element; 0 for an unknown type (and for strings, which have no fixed size).
   static std::size_t element_size(std::int32_t type) {
     using T = onnx::TensorProto;
     switch (type) {
@@ -522,15 +964,43 @@ class graph {
       case T::INT16:
       case T::UINT16:
         return 2;
-      default:
+      case T::INT8:
+      case T::UINT8:
+      case T::BOOL:
         return 1;
+      case T::STRING:
+        return 1;  // raw_data is refused for strings; string_data counts elements
+      default:
+        return 0;
+    }
+  }
+  // The typed field that holds a type's values when raw_data is not used.
+  static const char* typed_field(std::int32_t type) {
+    using T = onnx::TensorProto;
+    switch (type) {
+      case T::FLOAT:
+      case T::COMPLEX64:
+        return "float_data";
+      case T::DOUBLE:
+      case T::COMPLEX128:
+        return "double_data";
+      case T::INT64:
+        return "int64_data";
+      case T::UINT32:
+      case T::UINT64:
+        return "uint64_data";
+      case T::STRING:
+        return "string_data";
+      default:
+        return "int32_data";
     }
   }
   static std::size_t tensor_bytes(const onnx::TensorProto& t) {
+    if (!tensor_problem(t).empty()) return 0;
     if (t.has_raw_data()) return t.raw_data().size();
-    std::int64_t count = 1;
-    for (const std::int64_t d : t.dims()) count *= d;
-    return count < 0 ? 0 : static_cast<std::size_t>(count) * element_size(t.data_type());
+    const std::span<const std::int64_t> dims(t.dims().data(),
+                                             static_cast<std::size_t>(t.dims_size()));
+    return checked::bytes(*checked::element_count(dims), element_size(t.data_type())).value_or(0);
   }
   static void byteswap_floats(std::string& raw) {
     for (std::size_t i = 0; i + 4 <= raw.size(); i += 4) {
@@ -539,37 +1009,29 @@ class graph {
     }
   }
   // A float32 tensor's data in place (raw_data or float_data); nullopt for other types, external
-  // data, or data that does not match the shape.
+  // data, dims that disagree with the data (checked without wrap), or no element at all.
   static std::optional<qfold::tensor_view<float>> float_tensor(const onnx::TensorProto& t) {
-    if (t.data_type() != onnx::TensorProto::FLOAT) return std::nullopt;
-    if (t.data_location() == onnx::TensorProto::EXTERNAL || t.has_segment()) return std::nullopt;
-    std::int64_t count = 1;
-    for (const std::int64_t d : t.dims()) {
-      if (d < 0) return std::nullopt;
-      count *= d;
-    }
+    if (t.data_type() != onnx::TensorProto::FLOAT || !tensor_problem(t).empty())
+      return std::nullopt;
     const std::span<const std::int64_t> shape(t.dims().data(),
                                               static_cast<std::size_t>(t.dims_size()));
+    const std::size_t count = *checked::element_count(shape);
+    if (count == 0) return std::nullopt;
     if (t.has_raw_data()) {
       if constexpr (std::endian::native != std::endian::little) return std::nullopt;
       const std::string& raw = t.raw_data();
-      if (raw.size() != static_cast<std::size_t>(count) * sizeof(float) ||
-          reinterpret_cast<std::uintptr_t>(raw.data()) % alignof(float) != 0)
-        return std::nullopt;
+      if (reinterpret_cast<std::uintptr_t>(raw.data()) % alignof(float) != 0) return std::nullopt;
       // The string's storage holds float objects: memcpy into it created them implicitly
       // (C++20 implicit object creation), so this reads them without a copy.
       return qfold::tensor_view<float>{
-          std::span<const float>(reinterpret_cast<const float*>(raw.data()),
-                                 static_cast<std::size_t>(count)),
-          shape};
+          std::span<const float>(reinterpret_cast<const float*>(raw.data()), count), shape};
     }
-    if (t.float_data_size() != count) return std::nullopt;
-    return qfold::tensor_view<float>{
-        std::span<const float>(t.float_data().data(), static_cast<std::size_t>(count)), shape};
+    return qfold::tensor_view<float>{std::span<const float>(t.float_data().data(), count), shape};
   }
   [[nodiscard]] std::optional<qfold::tensor_view<float>> float_view(const entry& e) const {
     if (e.tensor != nullptr) return float_tensor(*e.tensor);
-    if (e.src == source::constant_node) return qfold::tensor_view<float>{e.scalar, e.shape};
+    if (e.src == source::constant_node && !e.scalar.empty())
+      return qfold::tensor_view<float>{e.scalar, e.shape};
     return std::nullopt;
   }
   // The TensorProto behind a constant-like entry (initializer, Constant, Identity of those).
@@ -579,19 +1041,56 @@ class graph {
     if (e.src == source::identity) return tensor_of(e.base);
     return e.src == source::initializer || e.src == source::constant_node ? e.tensor : nullptr;
   }
+  // A constant's dims, only when they agree with its data.
   [[nodiscard]] std::optional<std::vector<std::int64_t>> constant_shape(node_id n) const {
     if (n == none) return std::nullopt;
     const entry& e = at(n);
     if (e.kind != qfold::op_kind::constant) return std::nullopt;
     if (e.src == source::identity) return constant_shape(e.base);
-    if (e.tensor != nullptr)
+    if (e.tensor != nullptr) {
+      if (!tensor_problem(*e.tensor).empty()) return std::nullopt;
       return std::vector<std::int64_t>(e.tensor->dims().begin(), e.tensor->dims().end());
+    }
     if (e.src == source::constant_node) return e.shape;
     return std::nullopt;
   }
   [[nodiscard]] bool is_constant_like(node_id n) const {
     const source s = at(n).src;
     return s == source::initializer || s == source::identity || s == source::constant_node;
+  }
+  // The dims of a Conv's weight when it is a constant with consistent data.
+  [[nodiscard]] std::optional<std::vector<std::int64_t>> weight_dims(
+      const onnx::NodeProto& n) const {
+    if (n.input_size() < 2 || n.input(1).empty()) return std::nullopt;
+    const onnx::TensorProto* t = tensor_of(value_producer(n.input(1)));
+    if (t == nullptr || !tensor_problem(*t).empty()) return std::nullopt;
+    return std::vector<std::int64_t>(t->dims().begin(), t->dims().end());
+  }
+  static conv_geometry geometry_of(const onnx::NodeProto& node,
+                                   const std::optional<std::vector<std::int64_t>>& weight) {
+    conv_geometry c;
+    c.group = attr_int(node, "group", 1);
+    c.auto_pad = attr_string(node, "auto_pad", "NOTSET");
+    c.kernel_shape = attr_ints(node, "kernel_shape");
+    std::size_t spatial = c.kernel_shape.size();
+    if (c.kernel_shape.empty() && weight && weight->size() > 2) {
+      c.kernel_shape.assign(weight->begin() + 2, weight->end());
+      spatial = c.kernel_shape.size();
+    }
+    const auto fill = [&](const char* key, std::int64_t dflt, std::size_t count) {
+      auto v = attr_ints(node, key);
+      if (v.empty()) v.assign(count, dflt);
+      return v;
+    };
+    c.strides = fill("strides", 1, spatial);
+    c.dilations = fill("dilations", 1, spatial);
+    if (node.op_type() == "ConvTranspose") c.output_padding = fill("output_padding", 0, spatial);
+    if (c.auto_pad == "VALID") {
+      c.pads = std::vector<std::int64_t>(2 * spatial, 0);
+    } else if (c.auto_pad == "NOTSET") {
+      c.pads = fill("pads", 0, 2 * spatial);
+    }  // SAME_UPPER / SAME_LOWER: pads depend on the input's shape
+    return c;
   }
 
   // --- Values ----------------------------------------------------------------------------------
@@ -607,66 +1106,124 @@ class graph {
       case source::view:
         return {};
       default:
+        if (e.node == nullptr) return {};
         return {e.node->output().begin(), e.node->output().end()};
     }
   }
   [[nodiscard]] std::string output_name(node_id v) const {
     const entry& e = at(v);
     if (e.src == source::initializer || e.src == source::input) return e.name;
-    if (e.node == nullptr || e.node->output_size() == 0)
+    if (e.node == nullptr || e.node->output_size() == 0 || e.node->output(0).empty())
       throw std::logic_error("qfold_onnx: node without an output");
     return e.node->output(0);
   }
-  void set_output_name(node_id v, const std::string& name) {
-    entry& e = mut(v);
-    e.node->set_output(0, name);
+  // A name no value, node or initializer of the model has (not reserved: see names_).
+  [[nodiscard]] std::string fresh_name(const std::string& base) const {
+    std::string name = base;
+    for (std::size_t k = 1; names_.contains(name); ++k) name = base + "_" + std::to_string(k);
+    return name;
   }
-  void drop_reader(const std::string& name) {
+  void forget(const std::string& name) noexcept {
+    values_.erase(name);
+    try {
+      gone_.insert(name);
+    } catch (...) {  // only value_info cleanup is lost: a stale entry, never a wrong graph
+    }
+  }
+  // Removes key from a map or set, journalled: the undo puts the same node back (no allocation,
+  // and no rehash: the container held it before, with the same buckets).
+  template <class C>
+  void take(journal& j, C& c, const std::string& key) {
+    if (!c.contains(key)) return;
+    auto held = std::make_shared<typename C::node_type>();
+    j.step([&] { *held = c.extract(key); }, [&c, held] { c.insert(std::move(*held)); });
+  }
+  void add_reader(journal& j, const std::string& name) {
+    j.step([&] { ++values_.at(name).readers; }, [this, name] { --values_.at(name).readers; });
+  }
+  void drop_reader(journal& j, const std::string& name) {
+    const auto it = values_.find(name);
+    if (it == values_.end() || it->second.readers == 0) return;
+    const value was = it->second;
+    if (was.readers == 1 && was.outputs == 0 && was.producer == none) {
+      take(j, values_, name);
+    } else {
+      j.step([&] { --values_.at(name).readers; }, [this, name] { ++values_.at(name).readers; });
+    }
+  }
+  void drop_reader_noexcept(const std::string& name) noexcept {
     const auto it = values_.find(name);
     if (it == values_.end() || it->second.readers == 0) return;
     if (--it->second.readers == 0 && it->second.outputs == 0 && it->second.producer == none)
-      values_.erase(it);
+      forget(name);
   }
-  std::string unique_name(const std::string& base) {
-    std::string name = base;
-    for (std::size_t k = 1; names_.contains(name); ++k) name = base + "_" + std::to_string(k);
-    names_.insert(name);
-    return name;
+  // `to` gets from's rank (or none), journalled.
+  void move_rank(journal& j, const std::string& from, const std::string& to) {
+    const auto r = rank_of(from);
+    if (!r) return take(j, ranks_, to);
+    if (const auto was = rank_of(to)) {
+      j.step([&] { ranks_.at(to) = *r; }, [this, to, w = *was] { ranks_.at(to) = w; });
+    } else {
+      j.step([&] { ranks_.emplace(to, *r); }, [this, to] { ranks_.erase(to); });
+    }
   }
   // A constant the pass just made (no reader yet) takes a readable name after what it replaces.
-  void rename_fresh(node_id v, const std::string& base) {
+  void rename_fresh(journal& j, node_id v, const std::string& base) {
     entry& c = mut(v);
-    if (c.src != source::initializer || !c.name.starts_with("qfold_folded") ||
-        values_.at(c.name).readers != 0)
+    if (c.src != source::initializer || c.tensor == nullptr || !c.name.starts_with("qfold_folded"))
       return;
-    const std::string name = unique_name((base.empty() ? std::string("qfold") : base) + "_bnfold");
-    const value moved = values_.at(c.name);
-    values_.erase(c.name);
-    names_.erase(c.name);
-    c.tensor->set_name(name);
-    c.name = name;
-    values_[name] = moved;
+    const auto it = values_.find(c.name);
+    if (it == values_.end() || it->second.readers != 0) return;
+    const std::string old = c.name;
+    const std::string name = fresh_name((base.empty() ? std::string("qfold") : base) + "_bnfold");
+    const value moved = it->second;
+    j.step([&] { names_.insert(name); }, [this, name] { names_.erase(name); });
+    j.step([&] { values_.emplace(name, moved); }, [this, name] { values_.erase(name); });
+    std::string n1 = name, n2 = name;
+    onnx::TensorProto* t = c.tensor;
+    j.step([&] { t->mutable_name()->swap(n1); },
+           [t, keep = old]() mutable { t->mutable_name()->swap(keep); });
+    j.step([&] { c.name.swap(n2); }, [&c, keep = old]() mutable { c.name.swap(keep); });
+    take(j, values_, old);
+    const auto r = rank_of(old);
+    if (r) j.step([&] { ranks_[name] = *r; }, [this, name] { ranks_.erase(name); });
   }
-  // A copy of constant v, transposed (N, K) -> (K, N); v itself when v has no reader yet.
-  node_id transposed_copy(node_id v) {
-    const auto view = constant(v);
-    if (!view || view->shape.size() != 2)
-      throw std::logic_error("qfold_onnx: a MatMul weight must be a rank-2 float constant");
+  // Constant v (N, K) stored transposed as (K, N) for a MatMul: v itself, rewritten, when it has
+  // no reader yet (made by the pass for this), else a new constant.
+  node_id transposed_copy(journal& j, node_id v) {
+    const auto view = constant(v);  // checked by the caller: rank 2, dims match the data
     const auto rows = static_cast<std::size_t>(view->shape[0]),
                cols = static_cast<std::size_t>(view->shape[1]);
-    std::vector<float> t(rows * cols);
+    std::string t(rows * cols * sizeof(float), '\0');
+    std::vector<float> tv(rows * cols);
     for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t c = 0; c < cols; ++c) t[c * rows + r] = view->data[r * cols + c];
+      for (std::size_t c = 0; c < cols; ++c) tv[c * rows + r] = view->data[r * cols + c];
+    std::memcpy(t.data(), tv.data(), t.size());
+    if constexpr (std::endian::native == std::endian::big) byteswap_floats(t);
     const std::int64_t shape[2] = {view->shape[1], view->shape[0]};
     entry& e = mut(v);
-    if (e.src == source::initializer && values_.at(e.name).readers == 0 &&
-        e.tensor->raw_data().size() == t.size() * sizeof(float)) {
-      std::memcpy(e.tensor->mutable_raw_data()->data(), t.data(), t.size() * sizeof(float));
-      e.tensor->set_dims(0, shape[0]);
-      e.tensor->set_dims(1, shape[1]);
+    const auto it = values_.find(e.name);
+    if (e.src == source::initializer && e.tensor != nullptr && it != values_.end() &&
+        it->second.readers == 0 && e.tensor->has_raw_data()) {
+      onnx::TensorProto* tensor = e.tensor;
+      const std::int64_t d0 = tensor->dims(0), d1 = tensor->dims(1);
+      auto keep = std::make_shared<std::string>(std::move(t));
+      j.step(
+          [&] {
+            tensor->mutable_raw_data()->swap(*keep);
+            tensor->set_dims(0, shape[0]);
+            tensor->set_dims(1, shape[1]);
+          },
+          [tensor, keep, d0, d1] {
+            tensor->mutable_raw_data()->swap(*keep);
+            tensor->set_dims(0, d0);
+            tensor->set_dims(1, d1);
+          });
       return v;
     }
-    return add_constant(t, shape);
+    const node_id copy = add_constant(tv, shape);
+    j.step([] {}, [this, copy] { erase(copy); });
+    return copy;
   }
   node_id make_view(node_id base) {
     entry e;
@@ -677,37 +1234,106 @@ class graph {
     e.order = at(base).order;
     return push(std::move(e));
   }
-  onnx::NodeProto* new_node(const char* op, const onnx::NodeProto* anchor, std::string name) {
-    auto n = std::make_unique<onnx::NodeProto>();
-    n->set_op_type(op);
-    n->set_name(std::move(name));
-    onnx::NodeProto* p = n.get();
-    pending_.emplace_back(anchor, std::move(n));
-    return p;
-  }
-  void kill_node(onnx::NodeProto* node) {
+  bool kill_pending(onnx::NodeProto* node) noexcept {
     for (auto it = pending_.begin(); it != pending_.end(); ++it)
       if (it->second.get() == node) {
-        pending_.erase(it);
-        return;
+        pending_.erase(it);  // moves unique_ptrs: no throw
+        return true;
       }
-    dead_nodes_.insert(node);
+    return false;
   }
   // MatMul without a bias gets an Add after it, and becomes MatMul + Add.
-  void append_matmul_bias(entry& e, const std::string& bias) {
+  void append_matmul_bias(journal& j, node_id n, const std::string& bias) {
+    entry& e = mut(n);
+    if (e.matmul->output_size() < 1) throw std::logic_error("qfold_onnx: MatMul without output");
     const std::string out = e.matmul->output(0);
-    const std::string product = unique_name(out + "_qfold_matmul");
-    e.matmul->set_output(0, product);
-    onnx::NodeProto* add = new_node("Add", e.matmul, unique_name(e.name + "_bias"));
+    const std::string product = fresh_name(out + "_qfold_matmul");
+    j.step([&] { names_.insert(product); }, [this, product] { names_.erase(product); });
+    const std::string add_name = fresh_name(e.name + "_bias");
+    j.step([&] { names_.insert(add_name); }, [this, add_name] { names_.erase(add_name); });
+    auto add = std::make_unique<onnx::NodeProto>();
+    add->set_op_type("Add");
+    add->set_name(add_name);
     add->add_input(product);
     add->add_input(bias);
     add->add_output(out);
-    names_.insert(product);
-    values_[product] = value{values_.at(out).producer, 1, 0};
-    e.node = add;
-    e.op = "Add";
-    e.linear = linear_form::matmul_add;
-    e.bias_slot = 1;
+    const value v = values_.at(out);
+    j.step(
+        [&] {
+          values_.emplace(product, value{v.producer, 1, 0});
+        },
+        [this, product] { values_.erase(product); });
+    move_rank(j, out, product);
+    onnx::NodeProto* mm = e.matmul;
+    std::string p = product;
+    j.step([&] { mm->mutable_output(0)->swap(p); },
+           [mm, keep = out]() mutable { mm->mutable_output(0)->swap(keep); });
+    onnx::NodeProto* raw = add.get();
+    j.step([&] { pending_.emplace_back(mm, std::move(add)); }, [this] { pending_.pop_back(); });
+    std::string op = "Add";
+    j.step(
+        [&] {
+          e.node = raw;
+          e.op.swap(op);
+          e.linear = linear_form::matmul_add;
+          e.bias_slot = 1;
+        },
+        [&e, mm, keep = std::string("MatMul")]() mutable {
+          e.node = mm;
+          e.op.swap(keep);
+          e.linear = linear_form::matmul;
+          e.bias_slot = -1;
+        });
+  }
+  // The undo of append_matmul_bias.
+  void remove_matmul_bias(journal& j, node_id n) {
+    entry& e = mut(n);
+    onnx::NodeProto* add = e.node;
+    onnx::NodeProto* mm = e.matmul;
+    if (add == mm || add->output_size() < 1 || add->input_size() < 2 || mm->output_size() < 1)
+      throw std::logic_error("qfold_onnx: no bias Add to remove");
+    const std::string out = add->output(0), product = mm->output(0), bias = add->input(1);
+    std::unique_ptr<onnx::NodeProto>* owned = nullptr;
+    std::size_t index = 0;
+    for (std::size_t k = 0; k < pending_.size(); ++k)
+      if (pending_[k].second.get() == add) {
+        owned = &pending_[k].second;
+        index = k;
+      }
+    if (owned == nullptr) throw std::logic_error("qfold_onnx: the bias Add is not the adapter's");
+    drop_reader(j, bias);
+    {
+      std::string o = out;
+      j.step([&] { mm->mutable_output(0)->swap(o); },
+             [mm, keep = product]() mutable { mm->mutable_output(0)->swap(keep); });
+    }
+    take(j, values_, product);
+    move_rank(j, product, out);
+    take(j, names_, product);
+    auto held =
+        std::make_shared<std::pair<const onnx::NodeProto*, std::unique_ptr<onnx::NodeProto>>>();
+    j.step(
+        [&] {
+          *held = std::move(pending_[index]);
+          pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(index));
+        },
+        [this, held, index] {
+          pending_.insert(pending_.begin() + static_cast<std::ptrdiff_t>(index), std::move(*held));
+        });
+    std::string op = "MatMul";
+    j.step(
+        [&] {
+          e.node = mm;
+          e.op.swap(op);
+          e.linear = linear_form::matmul;
+          e.bias_slot = -1;
+        },
+        [&e, add, keep = std::string("Add")]() mutable {
+          e.node = add;
+          e.op.swap(keep);
+          e.linear = linear_form::matmul_add;
+          e.bias_slot = 1;
+        });
   }
   // Operand i of a plain node is its i-th non-empty input.
   static int physical_slot(const onnx::NodeProto& n, std::size_t i) {
@@ -719,47 +1345,35 @@ class graph {
     return -1;  // append
   }
 
-  [[nodiscard]] std::optional<std::size_t> known_rank(const std::string& name) const {
-    if (const auto it = ranks_.find(name); it != ranks_.end()) return it->second;
-    if (const node_id p = value_producer(name); p != none)
-      if (const auto s = constant_shape(p)) return s->size();
-    if (!inferred_ && infer_) {
-      inferred_ = true;
-      for (auto& [k, r] : infer_(*model_)) ranks_.emplace(k, r);
-      if (const auto it = ranks_.find(name); it != ranks_.end()) return it->second;
-    }
-    return std::nullopt;
-  }
-  void note_rank(const onnx::ValueInfoProto& v) {
-    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
-      ranks_[v.name()] = static_cast<std::size_t>(v.type().tensor_type().shape().dim_size());
-  }
-
   // Names read inside a subgraph that it does not define (reads of the outer scope).
   static void outer_reads(const onnx::GraphProto& g, std::unordered_set<std::string> defined,
-                          std::vector<std::string>& reads) {
+                          std::vector<std::string>& reads, int depth = 0) {
+    if (depth > 64) return;  // protobuf's own nesting limit is lower
     for (const auto& i : g.input()) defined.insert(i.name());
     for (const auto& i : g.initializer()) defined.insert(i.name());
     for (const auto& n : g.node()) {
       for (const auto& in : n.input())
         if (!in.empty() && !defined.contains(in)) reads.push_back(in);
       for (const auto& a : n.attribute()) {
-        if (a.has_g()) outer_reads(a.g(), defined, reads);
-        for (const auto& sub : a.graphs()) outer_reads(sub, defined, reads);
+        if (a.has_g()) outer_reads(a.g(), defined, reads, depth + 1);
+        for (const auto& sub : a.graphs()) outer_reads(sub, defined, reads, depth + 1);
       }
       for (const auto& out : n.output()) defined.insert(out);
     }
     for (const auto& o : g.output())
       if (!defined.contains(o.name())) reads.push_back(o.name());
   }
-  static void collect_names(const onnx::GraphProto& g, std::unordered_set<std::string>& names) {
+  static void collect_names(const onnx::GraphProto& g, std::unordered_set<std::string>& names,
+                            int depth = 0) {
+    if (depth > 64) return;
     for (const auto& i : g.input()) names.insert(i.name());
     for (const auto& i : g.initializer()) names.insert(i.name());
     for (const auto& n : g.node()) {
+      names.insert(n.name());
       for (const auto& o : n.output()) names.insert(o);
       for (const auto& a : n.attribute()) {
-        if (a.has_g()) collect_names(a.g(), names);
-        for (const auto& sub : a.graphs()) collect_names(sub, names);
+        if (a.has_g()) collect_names(a.g(), names, depth + 1);
+        for (const auto& sub : a.graphs()) collect_names(sub, names, depth + 1);
       }
     }
   }
@@ -768,15 +1382,24 @@ class graph {
   static bool default_domain(const onnx::NodeProto& n) {
     return n.domain().empty() || n.domain() == "ai.onnx";
   }
+  void malformed(const std::string& why) {
+    if (malformed_.empty()) malformed_ = why;
+  }
 
   void build() {
+    pool_.reserve(64);
     collect_names(*graph_, names_);
-    for (const auto& v : graph_->input()) note_rank(v);
-    for (const auto& v : graph_->value_info()) note_rank(v);
-    for (const auto& v : graph_->output()) note_rank(v);
+    std::unordered_set<std::string> defined;
+    const auto define = [&](const std::string& name) {
+      if (name.empty()) return;
+      if (!defined.insert(name).second) malformed("the graph defines '" + name + "' twice");
+    };
     std::unordered_set<std::string> inputs;
-    for (const auto& v : graph_->input()) inputs.insert(v.name());
+    for (const auto& v : graph_->input()) {
+      if (!inputs.insert(v.name()).second) malformed("the graph defines '" + v.name() + "' twice");
+    }
     for (auto& t : *graph_->mutable_initializer()) {
+      define(t.name());
       entry e;
       e.tensor = &t;
       e.name = t.name();
@@ -793,12 +1416,14 @@ class graph {
     }
     for (const auto& v : graph_->input()) {
       if (!inputs.contains(v.name())) continue;
+      define(v.name());
       entry e;
       e.kind = qfold::op_kind::input;
       e.src = source::input;
       e.name = v.name();
       values_[v.name()] = value{push(std::move(e)), 0, 0};
     }
+    std::unordered_set<std::string> read_early;  // read before any definition (outer scope?)
     const auto producer_of = [&](const std::string& name) {
       if (auto it = values_.find(name); it != values_.end()) return it->second.producer;
       entry e;  // read but never defined here (an outer scope): a run-time input
@@ -807,6 +1432,7 @@ class graph {
       e.name = name;
       const node_id id = push(std::move(e));
       values_[name] = value{id, 0, 0};
+      read_early.insert(name);
       return id;
     };
     std::int64_t position = 0;
@@ -814,8 +1440,10 @@ class graph {
       entry e;
       e.node = &node;
       e.op = node.op_type();
-      e.name = node.name().empty() ? (node.output_size() > 0 ? node.output(0) : node.op_type())
-                                   : node.name();
+      e.name = node.name().empty()
+                   ? (node.output_size() > 0 && !node.output(0).empty() ? node.output(0)
+                                                                        : node.op_type())
+                   : node.name();
       e.order = 2 * ++position;
       for (const auto& in : node.input())
         if (!in.empty()) {
@@ -831,17 +1459,229 @@ class graph {
         ++values_.at(in).readers;
       }
       const node_id id = push(std::move(e));
-      for (const auto& out : node.output())
-        if (!out.empty()) values_[out] = value{id, 0, 0};
+      for (const auto& out : node.output()) {
+        if (out.empty()) continue;
+        if (read_early.contains(out)) malformed("'" + out + "' is read before it is defined");
+        define(out);
+        if (const auto it = values_.find(out); it != values_.end()) {
+          it->second.producer = id;  // malformed anyway; keep the counts
+        } else {
+          values_[out] = value{id, 0, 0};
+        }
+      }
     }
     for (const auto& o : graph_->output()) {
       producer_of(o.name());
       ++values_.at(o.name()).outputs;
     }
+    propagate_ranks();
+    if (!malformed_.empty()) {  // fail closed: nothing is foldable
+      for (entry& e : entries_)
+        if (e.op == "BatchNormalization") {
+          e.note = malformed_;
+          e.refusal = qfold::reason::invalid_shape;
+        }
+      return;
+    }
     // Classify in graph order (an Identity's input is classified before it).
     const std::size_t count = entries_.size();
     for (std::size_t i = 0; i < count; ++i)
       if (entries_[i].src == source::node) classify(static_cast<node_id>(i));
+  }
+
+  // Ranks from what can be checked: graph inputs' declared types (the model's interface, which
+  // runtimes enforce), the constants' own dims, and the rank rules of the ops below. value_info
+  // and graph output types are never read. A value defined twice has no rank.
+  void propagate_ranks() {
+    std::int64_t opset = 0;
+    for (const auto& o : model_->opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx") opset = o.version();
+    for (const auto& v : graph_->input())
+      if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
+        ranks_[v.name()] = static_cast<std::size_t>(v.type().tensor_type().shape().dim_size());
+    for (const auto& t : graph_->initializer()) {
+      const auto it = ranks_.find(t.name());
+      if (!tensor_problem(t).empty() ||
+          (it != ranks_.end() && it->second != static_cast<std::size_t>(t.dims_size()))) {
+        ranks_.erase(t.name());
+        continue;
+      }
+      ranks_[t.name()] = static_cast<std::size_t>(t.dims_size());
+    }
+    static const std::unordered_set<std::string_view> same = {"Abs",
+                                                              "Acos",
+                                                              "Asin",
+                                                              "Atan",
+                                                              "AveragePool",
+                                                              "BatchNormalization",
+                                                              "Cast",
+                                                              "CastLike",
+                                                              "Ceil",
+                                                              "Celu",
+                                                              "Clip",
+                                                              "Conv",
+                                                              "ConvTranspose",
+                                                              "Cos",
+                                                              "Cosh",
+                                                              "DequantizeLinear",
+                                                              "Dropout",
+                                                              "Elu",
+                                                              "Erf",
+                                                              "Exp",
+                                                              "Floor",
+                                                              "GlobalAveragePool",
+                                                              "GlobalLpPool",
+                                                              "GlobalMaxPool",
+                                                              "HardSigmoid",
+                                                              "HardSwish",
+                                                              "Hardmax",
+                                                              "Identity",
+                                                              "InstanceNormalization",
+                                                              "IsInf",
+                                                              "IsNaN",
+                                                              "LRN",
+                                                              "LayerNormalization",
+                                                              "LeakyRelu",
+                                                              "Log",
+                                                              "LogSoftmax",
+                                                              "LpNormalization",
+                                                              "LpPool",
+                                                              "MaxPool",
+                                                              "MeanVarianceNormalization",
+                                                              "Mish",
+                                                              "Neg",
+                                                              "Not",
+                                                              "PRelu",
+                                                              "QuantizeLinear",
+                                                              "Reciprocal",
+                                                              "Relu",
+                                                              "Round",
+                                                              "Selu",
+                                                              "Shrink",
+                                                              "Sigmoid",
+                                                              "Sign",
+                                                              "Sin",
+                                                              "Sinh",
+                                                              "Softmax",
+                                                              "Softplus",
+                                                              "Softsign",
+                                                              "Sqrt",
+                                                              "Tan",
+                                                              "Tanh",
+                                                              "ThresholdedRelu",
+                                                              "Transpose",
+                                                              "Concat"};
+    static const std::unordered_set<std::string_view> broadcast = {
+        "Add",  "And",         "BitShift", "Div",  "Equal", "Greater", "GreaterOrEqual",
+        "Less", "LessOrEqual", "Max",      "Mean", "Min",   "Mod",     "Mul",
+        "Or",   "Pow",         "Sub",      "Sum",  "Where", "Xor"};
+    const auto known = [&](const std::string& name) { return rank_of(name); };
+    const auto const_len = [&](const std::string& name) -> std::optional<std::size_t> {
+      // A constant int64 vector's length (its own dims, checked against its data).
+      // Nodes are not classified yet: an initializer, or a Constant node's `value`.
+      const onnx::TensorProto* t = nullptr;
+      const node_id p = value_producer(name);
+      if (p == none) return std::nullopt;
+      const entry& pe = at(p);
+      if (pe.src == source::initializer) {
+        t = pe.tensor;
+      } else if (pe.src == source::node && pe.node != nullptr && pe.op == "Constant" &&
+                 default_domain(*pe.node)) {
+        for (const auto& a : pe.node->attribute())
+          if (a.name() == "value" && a.has_t()) t = &a.t();
+      }
+      if (t == nullptr || !tensor_problem(*t).empty() || t->dims_size() != 1 ||
+          t->data_type() != onnx::TensorProto::INT64)
+        return std::nullopt;
+      return static_cast<std::size_t>(t->dims(0));
+    };
+    std::unordered_set<std::string> seen, outside;
+    for (const auto& v : graph_->input()) outside.insert(v.name());
+    for (const auto& t : graph_->initializer()) outside.insert(t.name());
+    for (const auto& node : graph_->node()) {
+      std::optional<std::size_t> r;
+      const std::string& op = node.op_type();
+      const auto in = [&](int k) -> std::optional<std::size_t> {
+        if (k >= node.input_size() || node.input(k).empty()) return std::nullopt;
+        return known(node.input(k));
+      };
+      if (!default_domain(node)) {
+      } else if (same.contains(op)) {
+        r = in(0);
+      } else if (broadcast.contains(op)) {
+        std::size_t m = 0;
+        bool all = node.input_size() > 0;
+        for (int k = 0; k < node.input_size(); ++k) {
+          const auto x = in(k);
+          if (!x)
+            all = false;
+          else
+            m = std::max(m, *x);
+        }
+        if (all) r = m;
+      } else if (op == "Gemm" || op == "Flatten") {
+        r = 2;
+      } else if (op == "Shape") {
+        r = 1;
+      } else if (op == "MatMul") {
+        const auto a = in(0), b = in(1);
+        if (a && b && *a >= 1 && *b >= 1) {
+          if (*a == 1 && *b == 1)
+            r = 0;
+          else if (*a == 1)
+            r = *b - 1;
+          else if (*b == 1)
+            r = *a - 1;
+          else
+            r = std::max(*a, *b);
+        }
+      } else if (op == "Reshape" && node.input_size() > 1) {
+        r = const_len(node.input(1));
+      } else if (op == "Unsqueeze" || op == "Squeeze") {
+        std::optional<std::size_t> axes;
+        if (opset < 13) {
+          if (const auto* a = attr(node, "axes");
+              a != nullptr && a->type() == onnx::AttributeProto::INTS)
+            axes = static_cast<std::size_t>(a->ints_size());
+        } else if (node.input_size() > 1 && !node.input(1).empty()) {
+          axes = const_len(node.input(1));
+        }
+        const auto x = in(0);
+        if (x && axes) {
+          if (op == "Unsqueeze")
+            r = *x + *axes;
+          else if (*axes <= *x)
+            r = *x - *axes;
+        }
+      } else if (op == "Constant") {
+        for (const auto& a : node.attribute()) {
+          if (a.name() == "value" && a.has_t() && tensor_problem(a.t()).empty())
+            r = static_cast<std::size_t>(a.t().dims_size());
+          else if (a.name() == "value_float" || a.name() == "value_int")
+            r = 0;
+          else if (a.name() == "value_floats" || a.name() == "value_ints")
+            r = 1;
+        }
+      }
+      for (int k = 0; k < node.output_size(); ++k) {
+        const std::string& out = node.output(k);
+        if (out.empty()) continue;
+        // Defined twice (or shadowing an input): no rank. Only output 0 follows the rules above.
+        if (!seen.insert(out).second || outside.contains(out) || k > 0 || !r) {
+          ranks_.erase(out);
+          continue;
+        }
+        ranks_[out] = *r;
+      }
+    }
+  }
+
+  // Marks node id invalid: `other` with a note and a reason.
+  void refuse(entry& e, qfold::reason why, std::string note) {
+    e.kind = qfold::op_kind::other;
+    e.refusal = why;
+    e.note = std::move(note);
+    e.linear = linear_form::none;
   }
 
   void classify(node_id id) {
@@ -856,20 +1696,31 @@ class graph {
     const auto constant_like = [&](node_id p) {
       return p != none && at(p).kind == op_kind::constant;
     };
+    const bool has_output = n.output_size() > 0 && !n.output(0).empty();
     if (op == "Conv" || op == "ConvTranspose") {
+      // A weight that is a constant must have consistent data to be read at all.
+      const node_id w = input_entry(1);
+      if (const auto* t = tensor_of(w); t != nullptr && !tensor_problem(*t).empty())
+        return refuse(e, qfold::reason::invalid_shape, op + " weight: " + tensor_problem(*t));
+      const auto dims = weight_dims(n);
+      if (auto why = conv_problem(n, dims); !why.empty())
+        return refuse(e, qfold::reason::invalid_shape, op + " " + why);
       e.kind = op_kind::convolution;
       const bool t = op == "ConvTranspose";
       e.conv.groups = attr_int(n, "group", 1);
       e.conv.transposed = t;
       e.conv.layout = t ? qfold::weight_layout::i_o_s : qfold::weight_layout::o_i_s;
-      const auto geo = geometry(id);  // unknown geometry counts as padded (fail closed)
-      e.conv.padded = !geo || !geo->pads ||
-                      std::ranges::any_of(*geo->pads, [](std::int64_t p) { return p != 0; });
+      const auto geo = geometry_of(n, dims);  // unknown geometry counts as padded (fail closed)
+      e.conv.padded =
+          !geo.pads || std::ranges::any_of(*geo.pads, [](std::int64_t p) { return p != 0; });
     } else if (op == "BatchNormalization") {
-      if (n.input_size() != 5) {
-        e.note = "BatchNormalization without its five inputs";
+      if (n.input_size() != 5 || n.input(0).empty() || !has_output) {
+        e.note = "BatchNormalization without its five inputs and an output";
+        e.refusal = qfold::reason::unsupported;
       } else if (attr_int(n, "spatial", 1) != 1) {
         e.note = "BatchNormalization with spatial = 0 (statistics per element, not per channel)";
+      } else if (auto why = bn_problem(n); !why.first.empty()) {
+        refuse(e, why.second, why.first);
       } else {
         e.kind = op_kind::batch_norm;
         std::size_t outputs = 0;
@@ -882,29 +1733,41 @@ class graph {
       const float alpha = attr_float(n, "alpha", 1.0f), beta = attr_float(n, "beta", 1.0f);
       const node_id c = input_entry(2);
       const auto c_shape = constant_shape(c);
-      if (alpha != 1.0f) {
+      if (!has_output || n.input_size() < 2 || n.input(0).empty() || n.input(1).empty()) {
+        e.note = "Gemm without its inputs and an output";
+      } else if (alpha != 1.0f) {
         e.note = "Gemm with alpha != 1";
       } else if (c != none && beta != 1.0f) {
         e.note = "Gemm with beta != 1";
       } else if (c_shape && (c_shape->size() > 2 || (c_shape->size() == 2 && (*c_shape)[0] != 1))) {
         e.note = "Gemm's C is not one value per output column";
+      } else if (attr_int(n, "transA", 0) != 0) {
+        e.note = "Gemm with transA = 1";
       } else {
         e.kind = op_kind::linear;
         e.linear = linear_form::gemm;
-        if (attr_int(n, "transB", 0) == 0 && e.operands.size() > 1 && constant_like(e.operands[1]))
+        e.gemm_trans_b = snapshot(n, "transB");
+        if (attr_int(n, "transB", 0) == 0 && e.operands.size() > 1 &&
+            constant_like(e.operands[1])) {
           e.operands[1] = make_view(e.operands[1]);
+          mut(id).gemm_view = e.operands[1];
+        }
       }
     } else if (op == "MatMul") {
       const node_id b = input_entry(1);
       const auto b_shape = constant_shape(b);
-      if (!b_shape || b_shape->size() != 2) {
+      if (!b_shape || b_shape->size() != 2 || !has_output || n.input_size() != 2 ||
+          n.input(0).empty() || e.operands.size() != 2) {
         e.note = "MatMul whose second input is not a constant matrix";
         return;
       }
       e.kind = op_kind::linear;
       e.linear = linear_form::matmul;
       e.matmul = e.node;
-      e.operands[1] = make_view(b);
+      const node_id view = make_view(b);
+      entry& again = mut(id);  // make_view may grow the table; deque references stay valid
+      again.operands[1] = view;
+      again.weight_view = view;
     } else if (op == "Add") {
       e.kind = op_kind::add;
       absorb_matmul(id);
@@ -933,20 +1796,58 @@ class graph {
     }
   }
 
+  // Why a BatchNormalization's constant parameters cannot be folded (empty: they can): a
+  // tensor whose dims disagree with its data, a parameter that is not one value per channel or
+  // has no value at all (qfold's fold would read it as ones / zeros), lengths that differ.
+  std::pair<std::string, qfold::reason> bn_problem(const onnx::NodeProto& n) const {
+    static constexpr const char* names[] = {"scale", "B", "input_mean", "input_var"};
+    std::optional<std::int64_t> length;
+    for (int k = 1; k < 5; ++k) {
+      const char* what = names[k - 1];
+      if (n.input(k).empty())
+        return {std::string("BatchNormalization without its ") + what,
+                qfold::reason::invalid_shape};
+      const node_id p = value_producer(n.input(k));
+      if (p == none || at(p).kind != qfold::op_kind::constant) continue;  // not_constant later
+      const onnx::TensorProto* t = tensor_of(p);
+      if (t != nullptr && !tensor_problem(*t).empty())
+        return {std::string("BatchNormalization ") + what + ": " + tensor_problem(*t),
+                qfold::reason::invalid_shape};
+      const auto shape = constant_shape(p);
+      if (!shape) continue;
+      if (shape->size() != 1)
+        return {std::string("BatchNormalization ") + what + " has dims " + dims_string(*shape) +
+                    " (one value per channel needed)",
+                qfold::reason::invalid_shape};
+      if ((*shape)[0] == 0)
+        return {std::string("BatchNormalization ") + what + " is empty (dims (0))",
+                qfold::reason::invalid_shape};
+      if (length && *length != (*shape)[0])
+        return {std::string("BatchNormalization ") + what + " has " + std::to_string((*shape)[0]) +
+                    " values, the parameters before it " + std::to_string(*length),
+                qfold::reason::channel_mismatch};
+      length = (*shape)[0];
+    }
+    return {};
+  }
+
   void classify_constant(entry& e) {
     const onnx::NodeProto& n = *e.node;
+    if (n.output_size() < 1 || n.output(0).empty()) return;
     for (const auto& a : n.attribute()) {
       if (a.name() == "value" && a.has_t()) {
         e.tensor = const_cast<onnx::TensorProto*>(&a.t());
-      } else if (a.name() == "value_float") {
+      } else if (a.name() == "value_float" && a.type() == onnx::AttributeProto::FLOAT) {
         e.scalar = {a.f()};
-      } else if (a.name() == "value_floats") {
+        e.shape.clear();
+      } else if (a.name() == "value_floats" && a.type() == onnx::AttributeProto::FLOATS) {
         e.scalar.assign(a.floats().begin(), a.floats().end());
         e.shape = {static_cast<std::int64_t>(e.scalar.size())};
       } else {
         return;  // integer / string / sparse constants: `other`
       }
     }
+    if (e.tensor == nullptr && e.scalar.empty() && n.attribute_size() == 0) return;
     e.kind = qfold::op_kind::constant;
     e.src = source::constant_node;
   }
@@ -956,13 +1857,16 @@ class graph {
   void absorb_matmul(node_id id) {
     entry& e = mut(id);
     const onnx::NodeProto& n = *e.node;
-    if (n.input_size() != 2) return;
+    if (n.input_size() != 2 || n.output_size() < 1 || n.output(0).empty() || e.operands.size() != 2)
+      return;
     for (int side = 0; side < 2; ++side) {
       const node_id mm = value_producer(n.input(side));
       const node_id bias = value_producer(n.input(1 - side));
       if (mm == none || bias == none || mm == bias) continue;
       entry& m = mut(mm);
-      if (m.linear != linear_form::matmul || m.node->output(0) != n.input(side)) continue;
+      if (m.linear != linear_form::matmul || !m.alive || m.hidden || m.node->output_size() < 1 ||
+          m.node->output(0) != n.input(side) || m.operands.size() != 2)
+        continue;
       const value& product = values_.at(n.input(side));
       if (product.readers != 1 || product.outputs != 0) {
         e.note = "the MatMul's output has another reader";
@@ -978,6 +1882,8 @@ class graph {
       e.matmul = m.node;
       e.bias_slot = 1 - side;
       e.operands = {m.operands[0], m.operands[1], bias};
+      e.weight_view = m.weight_view;
+      e.inner = mm;
       m.hidden = true;
       values_.at(n.input(side)).producer = id;
       return;
@@ -986,17 +1892,16 @@ class graph {
 
   onnx::ModelProto* model_;
   onnx::GraphProto* graph_;
-  rank_inference infer_;
   std::deque<entry> entries_;  // stable references while new entries are added
   std::unordered_map<std::string, value> values_;
   std::unordered_set<std::string> names_;  // every name in the model, subgraphs included
-  std::unordered_set<const onnx::NodeProto*> dead_nodes_;
-  std::unordered_set<const onnx::TensorProto*> dead_tensors_;
+  std::unordered_set<std::string> gone_;   // values that went away (their value_info goes)
   std::vector<std::pair<const onnx::NodeProto*, std::unique_ptr<onnx::NodeProto>>> pending_;
   static constexpr std::size_t pool_min_bytes = 64 * 1024;
   std::vector<std::string> pool_;  // raw_data storage of erased initializers
-  mutable std::unordered_map<std::string, std::size_t> ranks_;
-  mutable bool inferred_ = false;
+  std::unordered_map<std::string, std::size_t> ranks_;
+  std::string malformed_;
+  std::optional<std::size_t> inject_;
 };
 
 static_assert(qfold::batch_norm_foldable_graph<graph>);

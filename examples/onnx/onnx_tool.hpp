@@ -8,7 +8,6 @@
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <optional>
 #include <ostream>
 #include <qfold/graph/batch_norm_pass.hpp>
@@ -39,7 +39,9 @@ namespace qfold_onnx {
 // Exit codes of qfold-onnx.
 enum exit_code : int {
   exit_ok = 0,
-  exit_bad_input = 1,  // not a file, not ONNX, truncated, unsupported opset, fails the checker
+  exit_bad_input = 1,  // not a file, not ONNX, truncated, invalid (dims, data, attributes, external
+                       // data), unsupported opset, fails the checker; anything thrown before
+                       // writing starts (allocation failures included)
   exit_usage = 2,
   exit_write = 3,  // the output could not be written (nothing is left at OUT)
 };
@@ -110,12 +112,108 @@ class input_file {
 
 // Parses and validates a model: an ONNX protobuf with a graph, an IR version and a
 // default-domain opset this tool understands, accepted by the ONNX checker.
+// The bytes as a ModelProto, nothing checked; false when protobuf cannot parse them (or runs out
+// of memory trying: a hostile length prefix can ask for gigabytes).
+inline bool parse_bytes(std::string_view bytes, onnx::ModelProto& model) {
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX)) return false;
+  try {
+    google::protobuf::io::CodedInputStream stream(
+        reinterpret_cast<const std::uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+    stream.SetTotalBytesLimit(INT_MAX);
+    return model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+  } catch (const std::exception&) {
+    model.Clear();
+    return false;
+  }
+}
+
+// External data is refused (qfold-onnx reads and writes self-contained models only), with the
+// most specific reason: a location that is absolute or leaves the model's directory is refused
+// before the file system is even asked.
+inline std::string external_data_problem(const onnx::TensorProto& t, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::string location;
+  for (const auto& kv : t.external_data())
+    if (kv.key() == "location") location = kv.value();
+  if (location.empty()) return "external data without a location";
+  const fs::path loc(location);
+  if (loc.is_absolute() || location.front() == '/' || location.front() == '\\')
+    return "external data location '" + location + "' is absolute (refused)";
+  for (const auto& part : loc)
+    if (part == "..")
+      return "external data location '" + location + "' leaves the model's directory (refused)";
+  if (location.find('\\') != std::string::npos || location.find(':') != std::string::npos)
+    return "external data location '" + location + "' is not a plain relative path (refused)";
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  std::error_code ec;
+  if (!fs::is_regular_file(dir / loc, ec))
+    return "external data file '" + location + "' not found next to the model";
+  return "external data ('" + location +
+         "') is not supported: qfold-onnx reads and writes self-contained models only";
+}
+
+// Every tensor of a graph (initializers, sparse initializers, tensor attributes, subgraphs):
+// dims and data must agree, checked without wrap; no external data.
+inline void check_tensors(const onnx::GraphProto& g, const std::string& path, int depth = 0) {
+  if (depth > 64) throw tool_error(exit_bad_input, "'" + path + "': subgraphs nested too deep");
+  const auto check = [&](const onnx::TensorProto& t, const std::string& what) {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      throw tool_error(exit_bad_input,
+                       "'" + path + "': " + what + ": " + external_data_problem(t, path));
+    if (auto why = graph::tensor_problem(t); !why.empty())
+      throw tool_error(exit_bad_input, "'" + path + "': " + what + ": " + why);
+  };
+  for (const auto& t : g.initializer()) check(t, "initializer '" + t.name() + "'");
+  for (const auto& s : g.sparse_initializer()) {
+    check(s.values(), "sparse initializer '" + s.values().name() + "' values");
+    check(s.indices(), "sparse initializer '" + s.values().name() + "' indices");
+  }
+  for (const auto& n : g.node()) {
+    const std::string where = "node '" + n.name() + "' (" + n.op_type() + ")";
+    for (const auto& a : n.attribute()) {
+      if (a.has_t()) check(a.t(), where + " attribute '" + a.name() + "'");
+      for (const auto& t : a.tensors()) check(t, where + " attribute '" + a.name() + "'");
+      if (a.has_sparse_tensor()) {
+        check(a.sparse_tensor().values(), where + " attribute '" + a.name() + "' values");
+        check(a.sparse_tensor().indices(), where + " attribute '" + a.name() + "' indices");
+      }
+      if (a.has_g()) check_tensors(a.g(), path, depth + 1);
+      for (const auto& sub : a.graphs()) check_tensors(sub, path, depth + 1);
+    }
+  }
+}
+
+// The main graph's Conv and ConvTranspose attributes against ONNX's rules (the checker does not
+// look at them, and ONNX's shape inference crashes on some).
+inline void check_convolutions(const onnx::GraphProto& g, const std::string& path) {
+  std::unordered_map<std::string, const onnx::TensorProto*> constants;
+  for (const auto& t : g.initializer()) constants.emplace(t.name(), &t);
+  for (const auto& n : g.node())
+    if (n.op_type() == "Constant" && n.output_size() == 1)
+      for (const auto& a : n.attribute())
+        if (a.name() == "value" && a.has_t()) constants.emplace(n.output(0), &a.t());
+  for (const auto& n : g.node()) {
+    if ((n.op_type() != "Conv" && n.op_type() != "ConvTranspose") ||
+        !(n.domain().empty() || n.domain() == "ai.onnx"))
+      continue;
+    std::optional<std::vector<std::int64_t>> dims;
+    if (n.input_size() > 1)
+      if (const auto it = constants.find(n.input(1)); it != constants.end())
+        dims.emplace(it->second->dims().begin(), it->second->dims().end());
+    if (auto why = graph::conv_problem(n, dims); !why.empty())
+      throw tool_error(exit_bad_input,
+                       "'" + path + "': node '" + n.name() + "' (" + n.op_type() + "): " + why);
+  }
+}
+
+// Parses and validates a model: an ONNX protobuf with a graph, an IR version and a
+// default-domain opset this tool understands, consistent tensors and convolution attributes
+// (checked before the ONNX checker runs, so that nothing the checker could trip on reaches it),
+// accepted by the ONNX checker.
 inline onnx::ModelProto parse_model(std::string_view bytes, const std::string& path) {
   onnx::ModelProto model;
-  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const std::uint8_t*>(bytes.data()),
-                                                static_cast<int>(bytes.size()));
-  stream.SetTotalBytesLimit(INT_MAX);
-  const bool parsed = model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+  const bool parsed = parse_bytes(bytes, model);
   // Every ONNX file written by a conforming tool starts with field 1 (ir_version), tag 0x08.
   const bool looks_onnx = !bytes.empty() && bytes[0] == '\x08';
   if (!parsed) {
@@ -142,6 +240,8 @@ inline onnx::ModelProto parse_model(std::string_view bytes, const std::string& p
     throw tool_error(exit_bad_input, "'" + path + "': unsupported opset " + std::to_string(*opset) +
                                          " (supported: " + std::to_string(min_opset) + " to " +
                                          std::to_string(max_opset()) + ")");
+  check_tensors(model.graph(), path);
+  check_convolutions(model.graph(), path);
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {
@@ -154,37 +254,6 @@ inline onnx::ModelProto parse_model(std::string_view bytes, const std::string& p
 inline onnx::ModelProto load_model(const std::string& path) {
   const input_file in(path);
   return parse_model(in.bytes(), path);
-}
-
-// Ranks of every value shape inference can reach, run on a copy of the model without tensor
-// data (the data is moved out and back, so the copy costs only the graph's structure).
-inline std::unordered_map<std::string, std::size_t> infer_ranks(const onnx::ModelProto& model) {
-  auto& m = const_cast<onnx::ModelProto&>(model);  // restored before returning
-  auto* inits = m.mutable_graph()->mutable_initializer();
-  std::vector<std::string> raw(static_cast<std::size_t>(inits->size()));
-  std::vector<google::protobuf::RepeatedField<float>> floats(raw.size());
-  const auto move_data = [&] {  // float data only: integer shape tensors stay for inference
-    for (int i = 0; i < inits->size(); ++i) {
-      auto* t = inits->Mutable(i);
-      if (t->data_type() != onnx::TensorProto::FLOAT) continue;
-      const auto k = static_cast<std::size_t>(i);
-      if (t->has_raw_data()) t->mutable_raw_data()->swap(raw[k]);
-      t->mutable_float_data()->Swap(&floats[k]);
-    }
-  };
-  move_data();
-  onnx::ModelProto skeleton = m;
-  move_data();
-  std::unordered_map<std::string, std::size_t> ranks;
-  try {
-    onnx::shape_inference::InferShapes(skeleton);
-  } catch (const std::exception&) {
-    return ranks;  // unknown ranks: the pass refuses those sites
-  }
-  for (const auto& v : skeleton.graph().value_info())
-    if (v.type().has_tensor_type() && v.type().tensor_type().has_shape())
-      ranks[v.name()] = static_cast<std::size_t>(v.type().tensor_type().shape().dim_size());
-  return ranks;
 }
 
 // One site of the report, with names (so it outlives the graph).
@@ -227,7 +296,7 @@ inline std::size_t count_batch_norms(const onnx::ModelProto& model) {
 inline fold_result fold_model(onnx::ModelProto& model) {
   fold_result r;
   r.batch_norms_before = count_batch_norms(model);
-  graph g(model, infer_ranks);
+  graph g(model);
   const auto report = qfold::fold_batch_norms(g);
   for (const auto& s : report.sites) {
     site out;
@@ -240,7 +309,12 @@ inline fold_result fold_model(onnx::ModelProto& model) {
       out.message = std::string(s.rejected->message);
       if (s.rejected->index != qfold::rejection::no_index) out.index = s.rejected->index;
       const auto producer = s.nodes.front();
-      if (s.rejected->code == qfold::reason::unsupported && s.nodes.size() > 1) {
+      if (const auto why = g.refusal(producer); why && s.nodes.size() > 1) {
+        // The producer is invalid as the adapter reads it: its reason, not "unsupported".
+        out.reason = std::string(qfold::to_string(*why));
+        out.message = "batch norm input is invalid";
+        out.note = g.note(producer);
+      } else if (s.rejected->code == qfold::reason::unsupported && s.nodes.size() > 1) {
         out.note = g.note(producer).empty()
                        ? "input is " + (g.op_type(producer).empty() ? std::string("a graph input")
                                                                     : g.op_type(producer))
@@ -251,15 +325,17 @@ inline fold_result fold_model(onnx::ModelProto& model) {
     }
     r.sites.push_back(std::move(out));
   }
-  for (const auto n : g.unrecognised_batch_norms())
+  for (const auto n : g.unrecognised_batch_norms()) {
+    const auto why = g.refusal(n);
     r.sites.push_back({std::string(qfold::batch_norm_pass_name),
                        {g.name(n)},
                        false,
-                       "unsupported",
-                       "batch norm not foldable",
+                       std::string(qfold::to_string(why.value_or(qfold::reason::unsupported))),
+                       why ? "batch norm is invalid" : "batch norm not foldable",
                        g.note(n),
                        std::nullopt,
                        0});
+  }
   g.commit();
   r.batch_norms_after = count_batch_norms(model);
   return r;
@@ -268,13 +344,32 @@ inline fold_result fold_model(onnx::ModelProto& model) {
 // Writes the model to a temporary file next to `path`, then renames it: a failure never leaves
 // a partial file at `path`. Serializes straight into the file (no copy of the whole model in
 // memory). Returns the bytes written.
+// A symbolic link at `path` stays a link: its target (followed to the end) gets the new contents.
+inline std::filesystem::path resolve_output(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw tool_error(exit_usage, "the output path is empty");
+  fs::path target(path);
+  std::error_code ec;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
+    if (hops == 40)
+      throw tool_error(exit_write, "'" + path + "': too many levels of symbolic links");
+    const fs::path link = fs::read_symlink(target, ec);
+    if (ec) throw tool_error(exit_write, "cannot read the link '" + target.string() + "'");
+    target = link.is_absolute() ? link : target.parent_path() / link;
+  }
+  return target;
+}
+
 inline std::size_t write_model(const onnx::ModelProto& model, const std::string& path) {
   namespace fs = std::filesystem;
-  const fs::path target(path);
+  const fs::path target = resolve_output(path);
   fs::path dir = target.parent_path();
   if (dir.empty()) dir = ".";
   std::error_code ec;
-  if (fs::is_directory(target, ec)) throw tool_error(exit_write, "'" + path + "' is a directory");
+  const auto st = fs::status(target, ec);
+  if (fs::is_directory(st)) throw tool_error(exit_write, "'" + path + "' is a directory");
+  if (fs::exists(st) && !fs::is_regular_file(st))
+    throw tool_error(exit_write, "'" + path + "' exists and is not a regular file");
   const std::size_t size = model.ByteSizeLong();
   if (size > static_cast<std::size_t>(INT_MAX))
     throw tool_error(exit_write, "the folded model is larger than 2 GiB, protobuf's limit");

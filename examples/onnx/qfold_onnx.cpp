@@ -1,8 +1,10 @@
 // qfold-onnx IN.onnx OUT.onnx: folds BatchNormalization into the preceding Conv, ConvTranspose
 // (grouped too), Gemm or MatMul + Add wherever the fold is exact, removes the initializers left
 // without readers, checks the result with the ONNX checker, writes it, and prints the report.
+#include <algorithm>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,9 +23,10 @@ exact; refuses every other site with a reason. Initializers left without readers
   --json      print the report as JSON
   --help      print this help
 
-Exit codes: 0 done; 1 bad input (not a file, not ONNX, truncated, unsupported opset or IR
-version, rejected by the ONNX checker); 2 usage; 3 the output could not be written. OUT is
-written through a temporary file in its directory and a rename: it is never left partial.
+Exit codes: 0 done; 1 bad input (not a file, not ONNX, truncated, dims or data that disagree,
+invalid convolution attributes, external data, unsupported opset or IR version, rejected by the
+ONNX checker); 2 usage; 3 the output could not be written. OUT is written through a temporary
+file next to it (next to its target if OUT is a symbolic link) and a rename: never left partial.
 )";
 
 }  // namespace
@@ -50,12 +53,19 @@ int main(int argc, char** argv) {
       paths.emplace_back(a);
     }
   }
+  if (std::ranges::any_of(paths, [](const std::string& p) { return p.empty(); })) {
+    std::cerr << "qfold-onnx: an empty path\n" << usage;
+    return qfold_onnx::exit_usage;
+  }
   if (paths.empty() || paths.size() > 2 || (!dry_run && paths.size() != 2)) {
     std::cerr << "qfold-onnx: " << (dry_run ? "expected IN.onnx" : "expected IN.onnx OUT.onnx")
               << "\n"
               << usage;
     return qfold_onnx::exit_usage;
   }
+  // Anything thrown before writing starts is about the input (an allocation failure included:
+  // a model can ask for more than there is); from then on, about the output.
+  bool writing = false;
   try {
     qfold_onnx::run_info info;
     info.input = paths[0];
@@ -64,6 +74,7 @@ int main(int argc, char** argv) {
     onnx::ModelProto model = qfold_onnx::parse_model(in.bytes(), info.input);
     const auto result = qfold_onnx::fold_model(model);
     if (!dry_run) {
+      writing = true;
       qfold_onnx::check_output(model);
       info.output = paths[1];
       info.output_bytes = qfold_onnx::write_model(model, info.output);
@@ -76,9 +87,18 @@ int main(int argc, char** argv) {
   } catch (const qfold_onnx::tool_error& e) {
     std::cerr << "qfold-onnx: error: " << e.what() << "\n";
     return e.code();
-  } catch (const std::exception& e) {  // a bug: still never a partial output
-    std::cerr << "qfold-onnx: internal error: " << e.what() << "\n";
-    return qfold_onnx::exit_write;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "qfold-onnx: error: out of memory while "
+              << (writing ? "writing the output" : "reading or folding the model") << "\n";
+    return writing ? qfold_onnx::exit_write : qfold_onnx::exit_bad_input;
+  } catch (const std::exception& e) {  // a bug, or an input qfold cannot handle: never a partial
+                                       // output
+    std::cerr << "qfold-onnx: error: " << (writing ? "while writing: " : "while folding: ")
+              << e.what() << "\n";
+    return writing ? qfold_onnx::exit_write : qfold_onnx::exit_bad_input;
+  } catch (...) {
+    std::cerr << "qfold-onnx: error: unknown exception\n";
+    return writing ? qfold_onnx::exit_write : qfold_onnx::exit_bad_input;
   }
   return qfold_onnx::exit_ok;
 }

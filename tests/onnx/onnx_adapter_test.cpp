@@ -534,6 +534,8 @@ TEST_CASE("onnx adapter: refusals leave the model unchanged") {
     b.input("x", {1, 2, 4, 4});
     auto* w = b.init("w", {2, 2, 1, 1});
     w->set_data_type(onnx::TensorProto::DOUBLE);
+    const double d[4] = {1, 2, 3, 4};  // 8 bytes an element: a valid double tensor
+    w->set_raw_data(d, sizeof d);
     b.bn_params("bn", 2);
     b.node("Conv", "conv", {"x", "w"}, {"c"});
     b.bn("bn", "c", "bn", "y");
