@@ -1,0 +1,228 @@
+// make_fuzz_seeds DIR: writes the seed corpus of tests/fuzz/onnx_fold.cpp (committed in
+// tests/fuzz/corpus/onnx_fold/): small models, each a few KB, with every site form qfold-onnx
+// folds (Conv, grouped ConvTranspose, Gemm transB 0/1, MatMul, MatMul + Add, Identity and Constant
+// parameters) and the refusals around them (rank-3 MatMul, shared output, empty BN parameters,
+// a lying value_info, a subgraph reading an outer value). Deterministic: the same bytes each run.
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "model_builder.hpp"
+
+namespace {
+
+using qfold_onnx_test::builder;
+
+void save(const std::string& dir, const std::string& name, const onnx::ModelProto& m) {
+  std::string bytes;
+  if (!m.SerializeToString(&bytes)) throw std::runtime_error("cannot serialize " + name);
+  std::ofstream out(dir + "/" + name + ".onnx", std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + name);
+}
+
+void value_info(builder& b, const std::string& name, std::vector<std::int64_t> dims) {
+  auto* v = b.g->add_value_info();
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  for (const auto d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: make_fuzz_seeds DIR\n";
+    return 2;
+  }
+  const std::string dir = argv[1];
+  try {
+    {  // Conv (grouped, with bias) + BN, then a second conv without bias + BN, Relu between
+      builder b;
+      b.input("x", {1, 4, 5, 5});
+      b.init("w", {6, 2, 3, 3});
+      b.init("bias", {6});
+      b.bn_params("bn", 6);
+      b.init("w2", {6, 6, 1, 1});
+      b.bn_params("bn2", 6);
+      auto* conv = b.node("Conv", "conv", {"x", "w", "bias"}, {"c"});
+      builder::attr(conv, "group", std::int64_t{2});
+      builder::attr(conv, "pads", std::vector<std::int64_t>{1, 1, 1, 1});
+      b.bn("bn", "c", "bn", "y");
+      b.node("Relu", "relu", {"y"}, {"r"});
+      b.node("Conv", "conv2", {"r", "w2", ""}, {"c2"});
+      b.bn("bn2", "c2", "bn2", "z");
+      b.output("z");
+      save(dir, "conv_bn", b.m);
+    }
+    {  // ConvTranspose grouped + BN, and a depthwise one
+      builder b;
+      b.input("x", {1, 4, 3, 3});
+      b.init("w", {4, 3, 2, 2});
+      b.bn_params("bn", 6);
+      b.init("wd", {6, 1, 3, 3});
+      b.bn_params("bnd", 6);
+      auto* t = b.node("ConvTranspose", "up", {"x", "w"}, {"u"});
+      builder::attr(t, "group", std::int64_t{2});
+      builder::attr(t, "strides", std::vector<std::int64_t>{2, 2});
+      b.bn("bn", "u", "bn", "y");
+      auto* d = b.node("ConvTranspose", "dw", {"y", "wd"}, {"d"});
+      builder::attr(d, "group", std::int64_t{6});
+      b.bn("bnd", "d", "bnd", "z");
+      b.output("z");
+      save(dir, "conv_transpose_bn", b.m);
+    }
+    for (const std::int64_t trans_b : {0, 1}) {  // Gemm + BN
+      builder b;
+      b.input("x", {2, 6});
+      b.init("B", trans_b == 1 ? std::vector<std::int64_t>{5, 6} : std::vector<std::int64_t>{6, 5});
+      b.init("C", {5});
+      b.bn_params("bn", 5);
+      auto* gemm = b.node("Gemm", "gemm", {"x", "B", "C"}, {"g"});
+      builder::attr(gemm, "transB", trans_b);
+      b.bn("bn", "g", "bn", "y");
+      b.output("y");
+      save(dir, "gemm_transb" + std::to_string(trans_b) + "_bn", b.m);
+    }
+    {  // Gemm without C, Flatten before it
+      builder b;
+      b.input("x", {2, 3, 2});
+      b.init("B", {5, 6});
+      b.bn_params("bn", 5);
+      b.node("Flatten", "flat", {"x"}, {"f"});
+      auto* gemm = b.node("Gemm", "gemm", {"f", "B"}, {"g"});
+      builder::attr(gemm, "transB", std::int64_t{1});
+      b.bn("bn", "g", "bn", "y");
+      b.output("y");
+      save(dir, "flatten_gemm_bn", b.m);
+    }
+    {  // MatMul + Add + BN, and MatMul alone + BN
+      builder b;
+      b.input("x", {3, 6});
+      b.init("W", {6, 4});
+      b.init("c", {4});
+      b.bn_params("bn", 4);
+      b.init("W2", {4, 3});
+      b.bn_params("bn2", 3);
+      b.node("MatMul", "mm", {"x", "W"}, {"p"});
+      b.node("Add", "add", {"c", "p"}, {"a"});
+      b.bn("bn", "a", "bn", "y");
+      b.node("MatMul", "mm2", {"y", "W2"}, {"q"});
+      b.bn("bn2", "q", "bn2", "z");
+      b.output("z");
+      save(dir, "matmul_bn", b.m);
+    }
+    {  // MatMul of rank 3 (refused) with a value_info that says rank 2
+      builder b;
+      b.input("x", {2, 4, 6});
+      b.init("W", {6, 4});
+      b.bn_params("bn", 4);
+      b.node("MatMul", "mm", {"x", "W"}, {"p"});
+      b.bn("bn", "p", "bn", "y");
+      b.output("y");
+      value_info(b, "p", {8, 4});
+      save(dir, "matmul_rank3_lying_value_info", b.m);
+    }
+    {  // Identity parameters, a Constant weight, a shared initializer, a shared output
+      builder b;
+      b.input("x", {1, 2, 4, 4});
+      b.init("w", {2, 2, 1, 1});
+      b.bn_params("bn", 2);
+      b.bn_params("bn2", 2);
+      b.node("Identity", "id_w", {"w"}, {"conv.weight"});
+      b.node("Identity", "id_var", {"bn.var"}, {"bn.running_var"});
+      b.node("Conv", "conv", {"x", "conv.weight"}, {"c"});
+      b.node("BatchNormalization", "bn",
+             {"c", "bn.gamma", "bn.beta", "bn.mean", "bn.running_var"}, {"y"});
+      auto* k = b.node("Constant", "k", {}, {"kw"});
+      auto* a = k->add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::TENSOR);
+      auto* t = a->mutable_t();
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      for (const std::int64_t d : {2, 2, 1, 1}) t->add_dims(d);
+      for (const float v : {1.0f, -2.0f, 0.5f, 3.0f}) t->add_float_data(v);
+      b.node("Conv", "conv2", {"y", "kw"}, {"c2"});
+      b.bn("bn2", "c2", "bn2", "z");
+      b.node("Conv", "conv3", {"z", "w"}, {"c3"});
+      b.bn("bn2", "c3", "bn2", "v");
+      b.node("Add", "sum", {"v", "c3"}, {"s"});
+      b.output("s");
+      save(dir, "identity_constant_shared", b.m);
+    }
+    {  // BN with an empty scale (refused), one whose B has another length (refused)
+      builder b;
+      b.input("x", {1, 2, 4, 4});
+      b.init("w", {2, 2, 1, 1});
+      b.init("w2", {2, 2, 1, 1});
+      b.bn_params("bn", 2);
+      b.init("empty", {0});
+      b.init("three", {3});
+      b.node("Conv", "conv", {"x", "w"}, {"c"});
+      b.node("BatchNormalization", "bn", {"c", "empty", "bn.beta", "bn.mean", "bn.var"}, {"y"});
+      b.node("Conv", "conv2", {"y", "w2"}, {"c2"});
+      b.node("BatchNormalization", "bn2", {"c2", "bn.gamma", "three", "bn.mean", "bn.var"},
+             {"z"});
+      b.output("z");
+      save(dir, "bn_bad_params", b.m);
+    }
+    {  // An If whose branches read the conv's weight from the outer scope
+      builder b;
+      b.input("x", {1, 2, 4, 4});
+      b.input("cond", {});
+      b.init("w", {2, 2, 1, 1});
+      b.bn_params("bn", 2);
+      b.node("Conv", "conv", {"x", "w"}, {"c"});
+      b.bn("bn", "c", "bn", "y");
+      auto* n = b.node("If", "if", {"cond"}, {"o"});
+      for (const char* branch : {"then_branch", "else_branch"}) {
+        auto* a = n->add_attribute();
+        a->set_name(branch);
+        a->set_type(onnx::AttributeProto::GRAPH);
+        auto* g = a->mutable_g();
+        g->set_name(branch);
+        auto* id = g->add_node();
+        id->set_op_type("Identity");
+        id->add_input(std::string(branch) == "then_branch" ? "w" : "y");
+        id->add_output(std::string(branch) + "_out");
+        auto* o = g->add_output();
+        o->set_name(std::string(branch) + "_out");
+        o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+        o->mutable_type()->mutable_tensor_type()->mutable_shape();
+      }
+      auto* cond = b.g->mutable_input(1)->mutable_type()->mutable_tensor_type();
+      cond->set_elem_type(onnx::TensorProto::BOOL);
+      cond->mutable_shape();  // a scalar
+      b.output("o");
+      save(dir, "if_outer_read", b.m);
+    }
+    {  // Conv1d and Conv3d + BN, Reshape / Unsqueeze ranks before a MatMul
+      builder b;
+      b.input("s", {2, 3, 9});
+      b.init("w1", {5, 3, 3});
+      b.bn_params("bn1", 5);
+      b.node("Conv", "conv1d", {"s", "w1"}, {"c1"});
+      b.bn("bn1", "c1", "bn1", "y1");
+      auto* shape = b.g->add_initializer();
+      shape->set_name("shape");
+      shape->set_data_type(onnx::TensorProto::INT64);
+      shape->add_dims(2);
+      shape->add_int64_data(2);
+      shape->add_int64_data(-1);
+      b.node("Reshape", "flat", {"y1", "shape"}, {"r"});
+      b.init("W", {35, 4});
+      b.bn_params("bn2", 4);
+      b.node("MatMul", "mm", {"r", "W"}, {"p"});
+      b.bn("bn2", "p", "bn2", "y2");
+      b.output("y2");
+      save(dir, "conv1d_reshape_matmul", b.m);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "make_fuzz_seeds: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
