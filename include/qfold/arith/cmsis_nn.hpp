@@ -20,6 +20,18 @@ enum class rounding : std::uint8_t { double_round, single_round };
 }
 
 namespace detail {
+// Exactly whether v * m fits int64 (the bounds are the truncated quotients, which round toward
+// the allowed side for either sign; m == -1 is the one divisor whose quotient INT64_MIN / m
+// overflows).
+[[nodiscard]] constexpr bool product_fits_int64(std::int64_t v, std::int32_t m) noexcept {
+  constexpr std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t hi = std::numeric_limits<std::int64_t>::max();
+  if (m == 0) return true;
+  if (m == -1) return v != lo;
+  if (m > 0) return v >= lo / m && v <= hi / m;
+  return v >= hi / m && v <= lo / m;
+}
+
 // Single rounding: (int32)(v >> (total - 1)), then (r + 1) >> 1. Equal to one half-up rounding
 // by `total` whenever the intermediate fits int32 and is not INT32_MAX (else C truncation or
 // signed overflow in CMSIS-NN: an error here).
@@ -33,15 +45,29 @@ namespace detail {
 
 namespace checked {
 // arm_nn_requantize(val, multiplier, shift), shift a left exponent as in TFLite. Errors: shift
-// outside -31..30, val * 2^shift overflowing int32 (double rounding), intermediate overflow
-// (single rounding).
+// outside -31..30, and in the double-rounding build also shift -31 (arm_nn_divide_by_power_of_two
+// forms (1 << 31) - 1 in int: undefined in C, so no value can be promised), val * 2^shift
+// overflowing int32 and the high multiply of INT32_MIN by INT32_MIN (double rounding),
+// intermediate overflow (single rounding), an unknown build.
 [[nodiscard]] constexpr result<std::int32_t> requantize(std::int32_t val, std::int32_t multiplier,
                                                         std::int32_t shift,
                                                         rounding build = rounding::double_round) {
+  if (build != rounding::double_round && build != rounding::single_round)
+    return fail(errc::illegal_attributes, "cmsis_nn: unknown rounding build");
   if (shift < -31 || shift > 30)
     return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -31..30");
-  if (build == rounding::double_round)
+  if (build == rounding::double_round) {
+    if (shift == -31)
+      return fail(errc::shift_out_of_range,
+                  "cmsis_nn: shift -31 divides by 2^31, undefined in the double-rounding C code");
+    // INT32_MIN * INT32_MIN / 2^31 = 2^31 does not fit the int32 that the C code narrows it to
+    // (implementation-defined): no value is promised, as in the single-rounding build.
+    const std::int64_t scaled = std::int64_t{val} * (std::int64_t{1} << (shift > 0 ? shift : 0));
+    if (scaled == int32_min && multiplier == int32_min)
+      return fail(errc::result_out_of_range,
+                  "cmsis_nn: doubling high multiply of INT32_MIN by INT32_MIN leaves int32");
     return tflite::detail::double_rounding_requantize(val, multiplier, shift, false);
+  }
   return detail::single_round(std::int64_t{val} * multiplier, 31 - shift);
 }
 
@@ -54,9 +80,7 @@ namespace checked {
                                                             std::int32_t shift) {
   if (shift < -49 || shift > 14)
     return fail(errc::shift_out_of_range, "cmsis_nn: shift outside -49..14");
-  const std::int64_t limit =
-      std::numeric_limits<std::int64_t>::max() / (reduced_multiplier == 0 ? 1 : reduced_multiplier);
-  if (val > (limit < 0 ? -limit : limit) || val < -(limit < 0 ? -limit : limit))
+  if (!detail::product_fits_int64(val, reduced_multiplier))
     return fail(errc::value_out_of_range, "cmsis_nn: val * reduced_multiplier overflows int64");
   return detail::single_round(val * reduced_multiplier, 15 - shift);
 }

@@ -23,6 +23,11 @@ enum class rounding_mode : std::uint8_t {
 
 [[nodiscard]] constexpr int bit_width(int_type t) noexcept { return static_cast<int>(t); }
 
+// False for a value cast into int_type from outside the enum (e.g. from a file or an IR).
+[[nodiscard]] constexpr bool is_valid(int_type t) noexcept {
+  return t == int_type::i8 || t == int_type::i16 || t == int_type::i32 || t == int_type::i48;
+}
+
 // Numeric range of an element type as interpreted (unsigned only for i8 and i16).
 struct int_range {
   std::int64_t lo, hi;
@@ -30,7 +35,9 @@ struct int_range {
     return v >= lo && v <= hi;
   }
 };
+// Contract: t is one of the four types (an out-of-enum width would shift by it).
 [[nodiscard]] constexpr int_range range_of(int_type t, bool is_unsigned) noexcept {
+  detail::expects(is_valid(t), "range_of: int_type is i8, i16, i32 or i48");
   const int bits = bit_width(t);
   if (is_unsigned) return {0, (std::int64_t{1} << bits) - 1};
   return {-(std::int64_t{1} << (bits - 1)), (std::int64_t{1} << (bits - 1)) - 1};
@@ -82,6 +89,9 @@ namespace detail {
 // The spec's ERROR_IF list, one error per condition, in the spec's order.
 [[nodiscard]] constexpr result<void> validate(const rescale_attributes& a) {
   const auto in = a.input_type, out = a.output_type;
+  // First: every later rule reads the types (and range_of shifts by their width).
+  if (!is_valid(in)) return fail(errc::illegal_type, "rescale: input type is not i8/i16/i32/i48");
+  if (!is_valid(out)) return fail(errc::illegal_type, "rescale: output type is not i8/i16/i32/i48");
   if (out == int_type::i48)
     return fail(errc::illegal_type, "rescale: output type i48 is not allowed");
   if (a.rounding != rounding_mode::single_round && a.rounding != rounding_mode::inexact_round &&

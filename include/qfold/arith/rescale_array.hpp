@@ -152,8 +152,9 @@ template <rescale_element In, rescale_element Out>
   const auto [min, max] = detail::min_max(in);
   for (std::size_t c = 0; c < channels; ++c) {  // includes the int48 range of int64_t inputs
     if (detail::prove(a, scales[c], min, max)) continue;
-    for (std::size_t i = c; i < in.size(); i += channels)  // find the first offending element
-      if (auto r = checked::rescale_value(a, scales[c], in[i]); !r)
+    // Some element may fail: report the first one in element order (not channel order).
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (auto r = checked::rescale_value(a, scales[i % channels], in[i]); !r)
         return fail(r.error().code, r.error().message, i);
   }
 

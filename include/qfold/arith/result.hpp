@@ -39,6 +39,9 @@ enum class errc : std::uint8_t {
   // sizes and shapes that come from data
   size_overflow,  // a product of dims, a count or an offset does not fit (or wraps)
   invalid_shape,  // a negative or missing dim, an empty tensor, or dims that disagree with the data
+  // scales that are positive and finite but whose reciprocal (or conversion to the arithmetic
+  // type of a convention) overflows: subnormal doubles, or doubles below float's normal range
+  scale_subnormal,
 };
 
 // Stable, human readable name of a code (for reports and test output).
@@ -54,7 +57,7 @@ enum class errc : std::uint8_t {
       "size_mismatch",       "zero_point_out_of_range",
       "empty_range",         "not_finite",
       "not_exact",           "size_overflow",
-      "invalid_shape",
+      "invalid_shape",       "scale_subnormal",
   };
   const auto i = static_cast<std::size_t>(c) - 1;
   return i < std::size(names) ? names[i] : "unknown";

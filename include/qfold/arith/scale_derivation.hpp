@@ -91,6 +91,11 @@ struct rounded_mantissa {
 [[nodiscard]] constexpr result<scale_factor> compute_multiplier_and_shift(double scale,
                                                                           scale_width width,
                                                                           tie_rule ties) {
+  // Out-of-enum options (cast from data) would silently pick one branch: refuse them.
+  if (width != scale_width::bits32 && width != scale_width::bits16)
+    return fail(errc::illegal_attributes, "compute_multiplier_and_shift: unknown scale_width");
+  if (ties != tie_rule::half_to_even && ties != tie_rule::half_away_from_zero)
+    return fail(errc::illegal_attributes, "compute_multiplier_and_shift: unknown tie_rule");
   const detail::decomposed d = detail::decompose(scale);
   const int bits = width == scale_width::bits32 ? 31 : 15;
   if (d.nan) return fail(errc::scale_nan, "compute_multiplier_and_shift: scale is NaN");
@@ -110,10 +115,13 @@ struct rounded_mantissa {
 }
 
 // The real value a scale_factor stands for, multiplier * 2^-shift (exact for shift <= 1074).
+// |multiplier| <= 2^31, so 1106 halvings reach +-0 and 1024 doublings +-inf (or stay 0): the
+// loops stop there, with the same value, instead of running up to 2^31 times.
 [[nodiscard]] constexpr double to_double(scale_factor s) noexcept {
   double v = static_cast<double>(s.multiplier);
-  for (int i = 0; i < s.shift; ++i) v *= 0.5;
-  for (int i = 0; i > s.shift; --i) v *= 2.0;
+  const int down = s.shift > 1200 ? 1200 : s.shift, up = s.shift < -1200 ? -1200 : s.shift;
+  for (int i = 0; i < down; ++i) v *= 0.5;
+  for (int i = 0; i > up; --i) v *= 2.0;
   return v;
 }
 

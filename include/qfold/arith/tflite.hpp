@@ -30,6 +30,8 @@ enum class rounding : std::uint8_t { double_round, single_round };
 // Errors (where TFLite has undefined or meaningless results): negative, NaN, infinite scales.
 [[nodiscard]] constexpr result<quantized_multiplier> quantize_multiplier(
     double scale, rounding build = rounding::double_round) {
+  if (build != rounding::double_round && build != rounding::single_round)
+    return fail(errc::illegal_attributes, "tflite::quantize_multiplier: unknown rounding build");
   const detail::decomposed d = detail::decompose(scale);
   if (d.nan) return fail(errc::scale_nan, "tflite::quantize_multiplier: scale is NaN");
   if (d.infinite)
@@ -70,6 +72,8 @@ namespace checked {
 [[nodiscard]] constexpr result<std::int32_t> multiply_by_quantized_multiplier(
     std::int32_t x, std::int32_t q, int shift, rounding build = rounding::double_round) {
   if (build == rounding::double_round) return detail::double_rounding_requantize(x, q, shift, true);
+  if (build != rounding::single_round)
+    return fail(errc::illegal_attributes, "tflite: unknown rounding build");
   if (q < 0) return fail(errc::negative_multiplier, "tflite: multiplier < 0");
   if (shift < -31 || shift > 30)
     return fail(errc::shift_out_of_range, "tflite: shift outside -31..30");
@@ -113,19 +117,18 @@ namespace checked {
 
 // TFLite left-shift exponent <-> TOSA right shift: tosa.shift = 31 - tflite.shift. TOSA needs
 // shift 2..62 and multiplier >= 0, so TFLite shifts 30 and below -31 have no TOSA equivalent.
+// The shifts are range-checked before 31 - shift is formed (INT_MIN would overflow it).
 [[nodiscard]] constexpr result<scale_factor> to_tosa(quantized_multiplier m) {
   if (m.multiplier < 0) return fail(errc::negative_multiplier, "tflite::to_tosa: multiplier < 0");
-  const int shift = 31 - m.shift;
-  if (shift < 2 || shift > 62)
+  if (m.shift < -31 || m.shift > 29)
     return fail(errc::shift_out_of_range, "tflite::to_tosa: TOSA shift outside 2..62");
-  return scale_factor{m.multiplier, shift};
+  return scale_factor{m.multiplier, 31 - m.shift};
 }
 [[nodiscard]] constexpr result<quantized_multiplier> from_tosa(scale_factor s) {
   if (s.multiplier < 0) return fail(errc::negative_multiplier, "tflite::from_tosa: multiplier < 0");
-  const int shift = 31 - s.shift;
-  if (shift < -31 || shift > 30)
+  if (s.shift < 1 || s.shift > 62)
     return fail(errc::shift_out_of_range, "tflite::from_tosa: TFLite shift outside -31..30");
-  return quantized_multiplier{s.multiplier, shift};
+  return quantized_multiplier{s.multiplier, 31 - s.shift};
 }
 
 // Whether TFLite's MultiplyByQuantizedMultiplier in `build` and TOSA apply_scale_32 with the

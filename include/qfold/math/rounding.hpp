@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "qfold/arith/result.hpp"
 #include "qfold/math/float_bits.hpp"
 
 namespace qfold::math {
@@ -91,6 +92,8 @@ template <binary_float T>
   return trunc(x + (x < 0 ? T{-0.5} : T{0.5}));
 }
 
+// Contract: rule is one of the four (a value cast from outside the enum is a compile error in
+// constant evaluation and stops the program at run time, instead of returning x unrounded).
 template <binary_float T>
 [[nodiscard]] constexpr T round(T x, rounding_rule rule) noexcept {
   switch (rule) {
@@ -103,6 +106,7 @@ template <binary_float T>
     case rounding_rule::vela_trunc_add_half:
       return vela_round(x);
   }
+  qfold::detail::expects(false, "math::round: unknown rounding_rule");
   return x;
 }
 

@@ -12,10 +12,18 @@ namespace qfold {
 // Element type of a quantized tensor.
 enum class dtype : std::uint8_t { int8, uint8, int16, uint16, int32 };
 
+// False for a value cast into dtype from outside the enum (e.g. read from a file).
+[[nodiscard]] constexpr bool is_valid(dtype t) noexcept {
+  return t == dtype::int8 || t == dtype::uint8 || t == dtype::int16 || t == dtype::uint16 ||
+         t == dtype::int32;
+}
+
 struct dtype_range {
   std::int64_t lo, hi;
 };
+// Contract: t is one of the five types (a made-up range would make every check vacuous).
 [[nodiscard]] constexpr dtype_range range_of(dtype t) noexcept {
+  detail::expects(is_valid(t), "range_of: dtype is int8, uint8, int16, uint16 or int32");
   switch (t) {
     case dtype::int8:
       return {-128, 127};
@@ -53,15 +61,23 @@ namespace detail {
 [[nodiscard]] constexpr bool is_finite(double x) noexcept {
   return ((std::bit_cast<std::uint64_t>(x) >> 52) & 0x7FF) != 0x7FF;
 }
+[[nodiscard]] constexpr bool is_subnormal(double x) noexcept {
+  const auto bits = std::bit_cast<std::uint64_t>(x);
+  return ((bits >> 52) & 0x7FF) == 0 && (bits & ((std::uint64_t{1} << 52) - 1)) != 0;
+}
 }  // namespace detail
 
-// Errors: scale zero, negative, NaN or infinite; zero point outside the type; qmin > qmax or
-// either outside the type.
+// Errors: scale zero, negative, NaN, infinite or subnormal (its reciprocal overflows, so every
+// quantize gives inf or NaN: no framework means such a scale); zero point outside the type; qmin
+// > qmax or either outside the type; a type outside the enum.
 [[nodiscard]] constexpr result<void> validate(const qparams& q) {
   if (q.scale != q.scale) return fail(errc::scale_nan, "qparams: scale is NaN");
   if (!detail::is_finite(q.scale)) return fail(errc::scale_infinite, "qparams: scale is infinite");
   if (q.scale < 0) return fail(errc::scale_negative, "qparams: scale < 0");
   if (q.scale == 0) return fail(errc::scale_zero, "qparams: scale is zero");
+  if (detail::is_subnormal(q.scale))
+    return fail(errc::scale_subnormal, "qparams: scale is subnormal");
+  if (!is_valid(q.type)) return fail(errc::illegal_type, "qparams: unknown element type");
   const dtype_range r = range_of(q.type);
   if (q.zero_point < r.lo || q.zero_point > r.hi)
     return fail(errc::zero_point_out_of_range, "qparams: zero point outside the element type");

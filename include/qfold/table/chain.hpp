@@ -4,7 +4,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <variant>
 
@@ -86,19 +88,21 @@ struct apply_step {
     return r ? result<std::int64_t>(*r) : result<std::int64_t>(r.error());
   }
   constexpr result<std::int64_t> operator()(const add& s) const {
+    // The input is checked before the sum: x may be any int64 (a clamp or the caller's input).
+    if (!fits_int32(x)) return fail(errc::value_out_of_range, "chain add: input is not an int32");
     const std::int64_t r = x + s.constant;
-    if (!fits_int32(x) || !fits_int32(r))
-      return fail(errc::result_out_of_range, "chain add: int32 overflow");
+    if (!fits_int32(r)) return fail(errc::result_out_of_range, "chain add: int32 overflow");
     return r;
   }
   constexpr result<std::int64_t> operator()(const clamp& s) const {
+    if (s.lo > s.hi) return fail(errc::empty_range, "chain clamp: lo > hi");
     return qfold::clamp(x, s.lo, s.hi);
   }
   constexpr result<std::int64_t> operator()(const table& s) const {
-    const std::int64_t i = x - s.first_code;
-    if (i < 0 || i > 255)
+    // Compared before subtracting: x - first_code overflows for x near INT64_MIN.
+    if (x < s.first_code || x > std::int64_t{s.first_code} + 255)
       return fail(errc::value_out_of_range, "chain table: input outside the table's 256 codes");
-    return s.values[static_cast<std::size_t>(i)];
+    return s.values[static_cast<std::size_t>(x - s.first_code)];
   }
   constexpr result<std::int64_t> operator()(const table16& s) const {
     if (x < -32768 || x > 32767)
@@ -111,6 +115,9 @@ struct apply_step {
       return fail(errc::value_out_of_range, "chain requantize: input is not an int32");
     const auto v = static_cast<std::int32_t>(x);
     using f = requantize::flavour;
+    if (s.kind != f::tflite_double && s.kind != f::tflite_single && s.kind != f::cmsis_double &&
+        s.kind != f::cmsis_single)
+      return fail(errc::illegal_attributes, "chain requantize: unknown flavour");
     const result<std::int32_t> r =
         s.kind == f::tflite_double
             ? tflite::checked::multiply_by_quantized_multiplier(v, s.multiplier, s.shift)

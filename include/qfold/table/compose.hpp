@@ -7,12 +7,19 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 
 #include "qfold/arith/result.hpp"
 #include "qfold/table/chain.hpp"
 #include "qfold/table/lut.hpp"
 
 namespace qfold::chain {
+
+namespace detail {
+[[nodiscard]] constexpr bool fits_int16(std::int64_t v) noexcept {
+  return v >= -32768 && v <= 32767;
+}
+}  // namespace detail
 
 // The table with entry i = chain(code i) for every code of In. Errors: the first code where a
 // step fails (error.index = table entry), or where the result does not fit Out.
@@ -24,7 +31,7 @@ template <class In, class Out>
     const result<std::int64_t> r = evaluate(steps, code);
     const auto index = static_cast<std::size_t>(i);
     if (!r) return fail(r.error().code, r.error().message, index);
-    if (*r < std::numeric_limits<Out>::min() || *r > std::numeric_limits<Out>::max())
+    if (!std::in_range<Out>(*r))  // not a mixed-sign comparison: Out may be unsigned
       return fail(errc::value_out_of_range,
                   "collapse: chain output outside the table's element type", index);
     t.values[index] = static_cast<Out>(*r);
@@ -45,8 +52,9 @@ struct int16_fit {
 };
 
 // Errors: a step failing at some code (error.index = code + 32768), chain outputs outside
-// int16, slopes outside int16, and with require_exact any code where the table differs
-// (errc::not_exact, error.index = first such code + 32768).
+// int16 (at a knot: index = code + 32768 of the knot; elsewhere: that code + 32768), slopes
+// outside int16, and with require_exact any code where the table differs (errc::not_exact,
+// error.index = first such code + 32768).
 [[nodiscard]] constexpr result<int16_fit> collapse_int16(std::span<const step> steps,
                                                          bool require_exact) {
   int16_fit fit;
@@ -56,21 +64,27 @@ struct int16_fit {
     if (!r) return fail(r.error().code, r.error().message, static_cast<std::size_t>(128 * i));
     knots[i] = *r;
   }
+  // Knots are checked first: a chain may return any int64 (a clamp step), and the knot 512
+  // formula below must not overflow.
+  for (std::size_t i = 0; i < 512; ++i)
+    if (!detail::fits_int16(knots[i]))
+      return fail(errc::value_out_of_range, "collapse_int16: chain output outside int16", i * 128);
   const result<std::int64_t> last = evaluate(steps, 32767);
   if (!last) return fail(last.error().code, last.error().message, 65535);
+  if (!detail::fits_int16(*last))
+    return fail(errc::value_out_of_range, "collapse_int16: chain output outside int16", 65535);
   // Knot 512 continues the last segment through code 32767 to 32768: k511 + round(128 d / 127).
   const std::int64_t n = 256 * (*last - knots[511]) + 127;
   knots[512] = qfold::clamp(knots[511] + n / 254 - (n % 254 != 0 && n < 0 ? 1 : 0), -32768, 32767);
-  for (std::size_t i = 0; i < 513; ++i) {
-    if (knots[i] < -32768 || knots[i] > 32767)
-      return fail(errc::value_out_of_range, "collapse_int16: chain output outside int16", i * 128);
-    fit.table.values[i] = static_cast<std::int16_t>(knots[i]);
-  }
+  for (std::size_t i = 0; i < 513; ++i) fit.table.values[i] = static_cast<std::int16_t>(knots[i]);
   if (auto ok = validate(fit.table); !ok) return ok.error();
   for (std::int32_t x = -32768; x <= 32767; ++x) {
     const result<std::int64_t> r = evaluate(steps, x);
     const auto index = static_cast<std::size_t>(x + 32768);
     if (!r) return fail(r.error().code, r.error().message, index);
+    // Every output is an int16 (so the difference cannot overflow); the doc says so anyway.
+    if (!detail::fits_int16(*r))
+      return fail(errc::value_out_of_range, "collapse_int16: chain output outside int16", index);
     const std::int64_t diff = tflite_lookup(fit.table, static_cast<std::int16_t>(x)) - *r;
     const std::int64_t err = diff < 0 ? -diff : diff;
     if (err != 0 && fit.max_error == 0) fit.first_mismatch = x;

@@ -26,15 +26,15 @@ inline constexpr dtype dtype_of = std::same_as<T, std::int8_t>     ? dtype::int8
                                                                    : dtype::int32;
 
 // entry i = quantize_out(f(dequantize_in(code_i))) for the 256 codes of In, under convention c.
-// Errors: invalid qparams, qparams types that differ from In / Out, and a NaN result
-// (error.index = the entry).
+// Errors: invalid qparams or ones the convention cannot use (validate(c, q)), qparams types that
+// differ from In / Out, and a NaN result (error.index = the entry).
 template <class In, class Out, std::floating_point Real, class F>
 requires std::invocable<const F&, Real>
 [[nodiscard]] constexpr result<table8<In, Out>> make_table8(const quant_convention<Real>& c,
                                                             const F& f, const qparams& in,
                                                             const qparams& out) {
-  if (auto ok = validate(in); !ok) return ok.error();
-  if (auto ok = validate(out); !ok) return ok.error();
+  if (auto ok = validate(c, in); !ok) return ok.error();
+  if (auto ok = validate(c, out); !ok) return ok.error();
   if (in.type != dtype_of<In> || out.type != dtype_of<Out>)
     return fail(errc::illegal_type, "make_table8: qparams element types differ from the table's");
   table8<In, Out> t;
@@ -81,8 +81,8 @@ requires std::invocable<const F&, float>
 [[nodiscard]] constexpr result<executorch_int16_table> make_executorch_int16_table(
     const F& f, const qparams& in, const qparams& out) {
   constexpr auto& c = conventions::executorch;
-  if (auto ok = validate(in); !ok) return ok.error();
-  if (auto ok = validate(out); !ok) return ok.error();
+  if (auto ok = validate(c, in); !ok) return ok.error();
+  if (auto ok = validate(c, out); !ok) return ok.error();
   if (in.type != dtype::int16 || (out.type != dtype::int16 && out.type != dtype::int32))
     return fail(errc::illegal_type,
                 "make_executorch_int16_table: needs int16 input and int16/int32 output");
@@ -128,6 +128,11 @@ requires std::invocable<const F&, Real>
                                                                     const qparams& out) {
   if (auto ok = validate(in); !ok) return ok.error();
   if (auto ok = validate(out); !ok) return ok.error();
+  // Both scales are used in Real: they must be normal numbers of it.
+  for (const double scale : {in.scale, out.scale})
+    if (const int k = detail::magnitude_class<Real>(scale); k != 0)
+      return k < 0 ? fail(errc::scale_subnormal, "make_tflite_int16_table: scale subnormal in Real")
+                   : fail(errc::scale_too_large, "make_tflite_int16_table: scale overflows Real");
   if (in.type != dtype::int16 || out.type != dtype::int16)
     return fail(errc::illegal_type, "make_tflite_int16_table: needs int16 input and output");
   const auto round = [](Real v) {

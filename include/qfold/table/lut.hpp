@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 
 #include "qfold/arith/result.hpp"
 
@@ -31,6 +32,15 @@ requires((std::same_as<In, std::int8_t> ||
 
 using int8_table = table8<std::int8_t, std::int8_t>;
 using uint8_table = table8<std::uint8_t, std::uint8_t>;
+
+// A table from data (an IR's attribute): exactly 256 entries in code order. Errors: size_mismatch.
+template <class In, class Out>
+[[nodiscard]] constexpr result<table8<In, Out>> table8_from(std::span<const Out> values) {
+  if (values.size() != 256) return fail(errc::size_mismatch, "table8_from: not 256 entries");
+  table8<In, Out> t;
+  for (std::size_t i = 0; i < 256; ++i) t.values[i] = values[i];
+  return t;
+}
 
 // TFLite's LUTPopulate stores an int8 table indexed by uint8_t(code): [0..127, -128..-1].
 template <class Out>
@@ -56,6 +66,15 @@ struct int16_table {
   std::array<std::int16_t, 513> values{};
   friend constexpr bool operator==(const int16_table&, const int16_table&) = default;
 };
+
+// A TOSA int16 table from data: exactly 513 knots (slopes unchecked; see validate). Errors:
+// size_mismatch.
+[[nodiscard]] constexpr result<int16_table> int16_table_from(std::span<const std::int16_t> values) {
+  if (values.size() != 513) return fail(errc::size_mismatch, "int16_table_from: not 513 knots");
+  int16_table t;
+  for (std::size_t i = 0; i < 513; ++i) t.values[i] = values[i];
+  return t;
+}
 
 // The spec's REQUIRE: every slope (next - base) lies in int16. Errors name the first bad knot.
 [[nodiscard]] constexpr result<void> validate(const int16_table& t) {

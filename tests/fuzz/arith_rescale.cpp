@@ -1,0 +1,655 @@
+// libFuzzer target for qfold's arith layer, differential against the independent 128-bit model
+// (tests/reference/spec_reference.hpp): wherever a checked form returns a value it must equal the
+// model's, wherever the model defines a result qfold must give it (except the inputs qfold
+// documents it refuses), and every error must carry a named code.
+// Input format: byte 0 picks the operation (byte % 14); the following bytes are its fields, read
+// little-endian in the order the case below reads them (missing bytes read as 0). Seeds:
+// tests/fuzz/corpus/arith_rescale/, made by tests/fuzz/corpus/arith_rescale/make_seeds.py.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <qfold/qfold.hpp>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "reference/spec_reference.hpp"
+
+namespace {
+// Fields are read little-endian from the front of the input; reads past its end give zeros, so
+// every input is valid and short seeds work.
+class input {
+ public:
+  input(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+
+  std::uint64_t bits(int bytes) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) {
+      const std::uint64_t b = pos_ < size_ ? data_[pos_] : 0;
+      ++pos_;
+      v |= b << (8 * i);
+    }
+    return v;
+  }
+  std::uint8_t u8() { return static_cast<std::uint8_t>(bits(1)); }
+  bool flag() { return (u8() & 1) != 0; }
+  template <class T>
+  T raw() {  // any bit pattern of T
+    const std::uint64_t v = bits(static_cast<int>(sizeof(T)));
+    if constexpr (sizeof(T) == 8) {
+      return std::bit_cast<T>(v);
+    } else if constexpr (sizeof(T) == 4) {
+      return std::bit_cast<T>(static_cast<std::uint32_t>(v));
+    } else if constexpr (sizeof(T) == 2) {
+      return std::bit_cast<T>(static_cast<std::uint16_t>(v));
+    } else {
+      return std::bit_cast<T>(static_cast<std::uint8_t>(v));
+    }
+  }
+  // A value of chosen magnitude: one byte gives a bit count b, then a raw integer shifted
+  // arithmetically down to |v| < 2^b, so that the edges of every width are common.
+  std::int64_t i64() {
+    const int b = u8() & 63;
+    return raw<std::int64_t>() >> (63 - b);
+  }
+  std::int32_t i32() {
+    const int b = u8() & 31;
+    return raw<std::int32_t>() >> (31 - b);
+  }
+  // A shift count: -64..190 from one byte, or (byte 0xFF) any int.
+  int shift() {
+    const std::uint8_t b = u8();
+    return b == 0xFF ? raw<std::int32_t>() : static_cast<int>(b) - 64;
+  }
+
+ private:
+  const std::uint8_t* data_;
+  std::size_t size_;
+  std::size_t pos_ = 0;
+};
+
+// A finding: abort, and libFuzzer saves the input. `what` names the check (seen in the trace).
+[[noreturn]] void finding(const char* what) {
+  std::fprintf(stderr, "qfold fuzz finding: %s\n", what);
+  std::abort();
+}
+void check(bool ok, const char* what) {
+  if (!ok) finding(what);
+}
+
+using qfold::errc;
+using qfold::int_type;
+using qfold::rescale_attributes;
+using qfold::scale_factor;
+constexpr std::int64_t i32min = std::numeric_limits<std::int32_t>::min();
+constexpr std::int64_t i32max = std::numeric_limits<std::int32_t>::max();
+
+template <class Q>
+void named(const qfold::result<Q>& q, const char* what) {
+  if (!q) check(qfold::to_string(q.error().code) != "unknown" && !q.error().message.empty(), what);
+}
+template <class Q>
+void code_is(const qfold::result<Q>& q, errc want, const char* what) {
+  check(!q.has_value() && q.error().code == want, what);
+}
+// Verdict and value against the model; every error is named.
+template <class Q, class R>
+void same(const qfold::result<Q>& q, const qref::Result<R>& r, const char* what) {
+  if (r.ok)
+    check(q.has_value() && static_cast<std::int64_t>(*q) == static_cast<std::int64_t>(r.value),
+          what);
+  else
+    check(!q.has_value(), what);
+  named(q, what);
+}
+
+// --- RESCALE attributes from bytes: mostly legal-looking, sometimes out of every enum ---------
+int_type type_from(input& in) {
+  const std::uint8_t b = in.u8();
+  constexpr int_type valid[] = {int_type::i8, int_type::i16, int_type::i32, int_type::i48};
+  if (b % 8 == 7) return static_cast<int_type>(in.u8());  // any byte, usually no type at all
+  return valid[b % 4];
+}
+std::int64_t zp_from(input& in) {
+  switch (in.u8() % 6) {
+    case 0:
+      return 0;
+    case 1:
+      return static_cast<std::int8_t>(in.u8());
+    case 2:
+      return in.u8();
+    case 3:
+      return 32768;
+    case 4:
+      return in.i64();
+    default:
+      return in.raw<std::int64_t>();
+  }
+}
+rescale_attributes attributes_from(input& in) {
+  rescale_attributes a;
+  a.input_type = type_from(in);
+  a.output_type = type_from(in);
+  const std::uint8_t f = in.u8();
+  a.scale32 = (f & 1) == 0;
+  a.per_channel = (f & 2) != 0;
+  a.input_unsigned = (f & 4) != 0;
+  a.output_unsigned = (f & 8) != 0;
+  const std::uint8_t r = in.u8();
+  a.rounding = static_cast<qfold::rounding_mode>(r % 8 < 6 ? 1 + r % 3 : r % 8 == 6 ? 0 : in.u8());
+  a.input_zp = zp_from(in);
+  a.output_zp = zp_from(in);
+  return a;
+}
+scale_factor scale_from(input& in) {
+  const std::uint8_t b = in.u8();
+  std::int32_t m = in.i32();
+  if ((b & 3) != 0) m &= std::numeric_limits<std::int32_t>::max();
+  const std::uint8_t s = in.u8();
+  return {m, s < 0xC0 ? 2 + s % 61 : in.shift()};
+}
+
+qref::DType ref_type(int_type t) {
+  return t == int_type::i8    ? qref::DType::i8
+         : t == int_type::i16 ? qref::DType::i16
+         : t == int_type::i32 ? qref::DType::i32
+                              : qref::DType::i48;
+}
+// The model's RESCALE element. INEXACT_ROUND is not a function in the model; qfold evaluates it
+// as SINGLE_ROUND (one permitted result), so that is what it is compared with.
+qref::Result<std::int64_t> ref_rescale(const rescale_attributes& a, scale_factor s,
+                                       std::int64_t x) {
+  qref::RescaleParams p;
+  p.in_t = ref_type(a.input_type);
+  p.out_t = ref_type(a.output_type);
+  p.scale32 = a.scale32;
+  p.rounding_mode = a.rounding == qfold::rounding_mode::inexact_round
+                        ? qref::RoundingMode::single_round
+                        : static_cast<qref::RoundingMode>(static_cast<int>(a.rounding));
+  p.per_channel = a.per_channel;
+  p.input_unsigned = a.input_unsigned;
+  p.output_unsigned = a.output_unsigned;
+  p.input_zp = a.input_zp;
+  p.output_zp = a.output_zp;
+  p.multiplier = s.multiplier;
+  p.shift = s.shift;
+  return qref::rescale_element(p, x);
+}
+bool types_valid(const rescale_attributes& a) {
+  return qfold::is_valid(a.input_type) && qfold::is_valid(a.output_type);
+}
+// The spec's ERROR_IF list plus zero points that are no values of their types (the model's).
+bool ref_attributes_legal(const rescale_attributes& a) {
+  if (!types_valid(a)) return false;
+  qref::RescaleParams p;
+  p.in_t = ref_type(a.input_type);
+  p.out_t = ref_type(a.output_type);
+  p.scale32 = a.scale32;
+  p.rounding_mode = static_cast<qref::RoundingMode>(static_cast<int>(a.rounding));
+  p.input_unsigned = a.input_unsigned;
+  p.output_unsigned = a.output_unsigned;
+  p.input_zp = a.input_zp;
+  p.output_zp = a.output_zp;
+  return !qref::rescale_error_if(p).any() &&
+         qref::representable(p.in_t, p.input_unsigned, a.input_zp) &&
+         qref::representable(p.out_t, p.output_unsigned, a.output_zp);
+}
+bool is_attribute_code(errc c) {
+  return c == errc::illegal_type || c == errc::illegal_zero_point || c == errc::illegal_attributes;
+}
+
+void rescale_value_case(input& in) {
+  const rescale_attributes a = attributes_from(in);
+  const scale_factor s = scale_from(in);
+  const std::int64_t x = in.flag() ? in.raw<std::int64_t>() : in.i64();
+  const auto v = qfold::validate(a);
+  check(v.has_value() == ref_attributes_legal(a), "validate(attributes) differs from the model");
+  if (!v) check(is_attribute_code(v.error().code), "validate(attributes): code");
+  if (!types_valid(a)) check(v.error().code == errc::illegal_type, "out-of-enum type");
+  const auto q = qfold::checked::rescale_value(a, s, x);
+  if (!types_valid(a)) {
+    code_is(q, errc::illegal_type, "rescale_value: out-of-enum type");
+    return;
+  }
+  same(q, ref_rescale(a, s, x), "rescale_value differs from the model");
+  if (q) check(qfold::rescale_value(a, s, x) == *q, "rescale_value: unchecked form");
+}
+
+// --- rescale_array: spans of every element type, per-channel counts, short outputs ----------
+template <class T>
+T element_from(std::uint64_t bits, bool narrow) {
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    const auto v = static_cast<std::int64_t>(bits);
+    return narrow ? v >> 16 : v;  // mostly int48, or any int64
+  } else {
+    return static_cast<T>(bits);  // the low bits: every value of T
+  }
+}
+
+template <class In, class Out>
+void rescale_array_case(input& in, const rescale_attributes& base) {
+  rescale_attributes a = base;
+  if (in.flag()) {
+    a.input_type = qfold::int_type_of<In>;
+    a.input_unsigned = std::is_unsigned_v<In>;
+  }
+  if (in.flag()) {
+    a.output_type = qfold::int_type_of<Out>;
+    a.output_unsigned = std::is_unsigned_v<Out>;
+  }
+  std::vector<scale_factor> scales(in.u8() % 6);
+  for (auto& s : scales) s = scale_from(in);
+  std::size_t n = in.u8();
+  if (in.flag()) n += 512;  // the 8-bit table path starts at 512 elements
+  const std::size_t out_n = n > 0 && in.u8() % 8 == 0 ? n - 1 : n;
+  const bool narrow = in.flag();
+  std::uint64_t state = in.raw<std::uint64_t>();
+  const std::uint8_t small = in.u8();
+  std::vector<In> values(n);
+  for (auto& v : values) {
+    state = state * 6364136223846793005u + 1442695040888963407u;  // an LCG: any length from a seed
+    const std::uint64_t bits = state >> 16;
+    v = element_from<In>(small % 4 == 0 ? bits % 8 : bits, narrow);  // sometimes few codes
+  }
+  constexpr Out sentinel = static_cast<Out>(0x5A);
+  std::vector<Out> out(out_n, sentinel);
+  const auto r = qfold::rescale_array<In, Out>(a, scales, values, out);
+  named(r, "rescale_array: unnamed error");
+  const auto untouched = [&] {
+    for (const Out o : out)
+      if (o != sentinel) return false;
+    return true;
+  };
+  if (!r) check(untouched(), "rescale_array wrote its output on an error");
+  if (qfold::int_type_of<In> != a.input_type || std::is_unsigned_v<In> != a.input_unsigned ||
+      qfold::int_type_of<Out> != a.output_type || std::is_unsigned_v<Out> != a.output_unsigned) {
+    code_is(r, errc::illegal_type, "rescale_array: span types differ from the attributes");
+    return;
+  }
+  if (n != out_n) {
+    code_is(r, errc::size_mismatch, "rescale_array: short output");
+    return;
+  }
+  const std::size_t channels = a.per_channel ? scales.size() : 1;
+  if (!ref_attributes_legal(a)) {
+    check(!r && is_attribute_code(r.error().code), "rescale_array: illegal attributes");
+    return;
+  }
+  if (scales.size() != channels || channels == 0) {
+    code_is(r, errc::size_mismatch, "rescale_array: scale count");
+    return;
+  }
+  for (std::size_t c = 0; c < channels; ++c) {
+    const scale_factor s = scales[c];
+    const errc want = s.multiplier < 0                     ? errc::negative_multiplier
+                      : !a.scale32 && s.multiplier > 32767 ? errc::multiplier_out_of_range
+                      : s.shift < 2 || s.shift > 62        ? errc::shift_out_of_range
+                                                           : errc{};
+    if (want != errc{}) {
+      check(!r && r.error().code == want && r.error().index == c, "rescale_array: bad scale");
+      return;
+    }
+  }
+  if (n % channels != 0) {
+    code_is(r, errc::size_mismatch, "rescale_array: size not a multiple of the channels");
+    return;
+  }
+  std::vector<std::int64_t> want(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto w = ref_rescale(a, scales[i % channels], static_cast<std::int64_t>(values[i]));
+    if (!w.ok) {  // the first element the model refuses is the one reported
+      check(!r && r.error().index == i, "rescale_array: first failing element");
+      return;
+    }
+    want[i] = w.value;
+  }
+  check(r.has_value(), "rescale_array refused a valid call");
+  for (std::size_t i = 0; i < n; ++i)
+    check(static_cast<std::int64_t>(out[i]) == want[i], "rescale_array differs from the model");
+}
+
+template <class In>
+void rescale_array_in(input& in, const rescale_attributes& a) {
+  switch (in.u8() % 6) {
+    case 0:
+      return rescale_array_case<In, std::int8_t>(in, a);
+    case 1:
+      return rescale_array_case<In, std::uint8_t>(in, a);
+    case 2:
+      return rescale_array_case<In, std::int16_t>(in, a);
+    case 3:
+      return rescale_array_case<In, std::uint16_t>(in, a);
+    case 4:
+      return rescale_array_case<In, std::int32_t>(in, a);
+    default:
+      return rescale_array_case<In, std::int64_t>(in, a);
+  }
+}
+void rescale_array_dispatch(input& in) {
+  const rescale_attributes a = attributes_from(in);
+  switch (in.u8() % 6) {
+    case 0:
+      return rescale_array_in<std::int8_t>(in, a);
+    case 1:
+      return rescale_array_in<std::uint8_t>(in, a);
+    case 2:
+      return rescale_array_in<std::int16_t>(in, a);
+    case 3:
+      return rescale_array_in<std::uint16_t>(in, a);
+    case 4:
+      return rescale_array_in<std::int32_t>(in, a);
+    default:
+      return rescale_array_in<std::int64_t>(in, a);
+  }
+}
+
+// --- TOSA apply_scale, MUL, reciprocal_scale -------------------------------------------------
+void apply_scale_32_case(input& in) {
+  const std::int32_t v = in.i32(), m = in.i32();
+  const int s = in.shift();
+  const bool dr = in.flag();
+  const auto q = qfold::checked::apply_scale_32(v, m, s, dr);
+  same(q, qref::apply_scale_32(v, m, s, dr), "apply_scale_32 differs from the model");
+  // The spec's REQUIREs in its order: multiplier, shift, value.
+  if (m < 0)
+    code_is(q, errc::negative_multiplier, "apply_scale_32: code");
+  else if (s < 2 || s > 62)
+    code_is(q, errc::shift_out_of_range, "apply_scale_32: code");
+  else if (!q)
+    code_is(q, errc::value_out_of_range, "apply_scale_32: code");
+  if (q) check(qfold::apply_scale_32(v, m, s, dr) == *q, "apply_scale_32: unchecked form");
+}
+
+void apply_scale_16_case(input& in) {
+  const std::int64_t v = in.i64();
+  const auto m = static_cast<std::int16_t>(in.i32());
+  const int s = in.shift();
+  const auto q = qfold::checked::apply_scale_16(v, m, s);
+  same(q, qref::apply_scale_16(v, m, s), "apply_scale_16 differs from the model");
+  if (v < qfold::int48_min || v > qfold::int48_max)
+    code_is(q, errc::value_out_of_range, "apply_scale_16: code");
+  else if (m < 0)
+    code_is(q, errc::negative_multiplier, "apply_scale_16: code");
+  else if (s < 2 || s > 62)
+    code_is(q, errc::shift_out_of_range, "apply_scale_16: code");
+  else if (!q)
+    code_is(q, errc::result_out_of_range, "apply_scale_16: code");
+  if (q) check(qfold::apply_scale_16(v, m, s) == *q, "apply_scale_16: unchecked form");
+}
+
+template <class T>
+void mul_typed(std::int32_t a32, std::int32_t b32, int s, qref::DType t) {
+  const auto a = static_cast<T>(a32), b = static_cast<T>(b32);
+  const auto q = qfold::checked::mul<T>(a, b, s);
+  same(q, qref::tosa_mul(t, a, b, s), "mul differs from the model");
+  if (s < 0 || s > 63 || (s != 0 && !std::is_same_v<T, std::int32_t>))
+    code_is(q, errc::shift_out_of_range, "mul: code");
+  else if (!q)
+    code_is(q, errc::result_out_of_range, "mul: code");
+  if (q) check(qfold::mul<T>(a, b, s) == *q, "mul: unchecked form");
+}
+void mul_case(input& in) {
+  const std::uint8_t t = in.u8();
+  const std::int32_t a = in.i32(), b = in.flag() ? static_cast<std::int32_t>(i32min) : in.i32();
+  const int s = in.shift();
+  if (t % 3 == 0) mul_typed<std::int8_t>(a, b, s, qref::DType::i8);
+  if (t % 3 == 1) mul_typed<std::int16_t>(a, b, s, qref::DType::i16);
+  if (t % 3 == 2) mul_typed<std::int32_t>(a, b, s, qref::DType::i32);
+}
+
+void reciprocal_case(input& in) {
+  const std::uint32_t d =
+      in.flag() ? in.raw<std::uint32_t>() : static_cast<std::uint32_t>(in.i32());
+  const auto q = qfold::checked::reciprocal_scale(d);
+  const auto r = qref::reciprocal_scale(d);
+  if (r.ok)
+    check(q && q->multiplier == r.value.multiplier && q->shift == r.value.shift,
+          "reciprocal_scale differs from the model");
+  else
+    code_is(q, d == 0 ? errc::divisor_zero : errc::multiplier_out_of_range,
+            "reciprocal_scale: code");
+  if (q) check(qfold::reciprocal_scale(d) == *q, "reciprocal_scale: unchecked form");
+}
+
+// --- scale derivation, TFLite, gemmlowp, CMSIS-NN ------------------------------------------
+double scale_from_bits(input& in) {
+  switch (in.u8() % 4) {
+    case 0:  // a mantissa and a binary exponent around the useful range
+      return std::ldexp(static_cast<double>(in.raw<std::uint32_t>() | 1u),
+                        static_cast<int>(in.u8()) - 200);
+    case 1:
+      return std::bit_cast<double>(in.raw<std::uint64_t>() & 0x000FFFFFFFFFFFFFull);  // subnormal
+    default:
+      return in.raw<double>();  // anything: NaNs, infinities, negatives, zeros
+  }
+}
+
+void derivation_case(input& in) {
+  const double s = scale_from_bits(in);
+  const std::uint8_t wb = in.u8(), tb = in.u8();
+  const auto width = wb % 4 == 0   ? qfold::scale_width::bits16
+                     : wb % 4 == 1 ? qfold::scale_width::bits32
+                                   : static_cast<qfold::scale_width>(in.u8());
+  const auto ties = tb % 3 == 0   ? qfold::tie_rule::half_to_even
+                    : tb % 3 == 1 ? qfold::tie_rule::half_away_from_zero
+                                  : static_cast<qfold::tie_rule>(in.u8());
+  const auto q = qfold::compute_multiplier_and_shift(s, width, ties);
+  const bool w_ok = width == qfold::scale_width::bits16 || width == qfold::scale_width::bits32;
+  const bool t_ok =
+      ties == qfold::tie_rule::half_to_even || ties == qfold::tie_rule::half_away_from_zero;
+  if (!w_ok || !t_ok) return code_is(q, errc::illegal_attributes, "derivation: unknown enum");
+  const int bits = width == qfold::scale_width::bits32 ? 32 : 16;
+  if (std::isnan(s)) return code_is(q, errc::scale_nan, "derivation: NaN");
+  if (std::isinf(s)) return code_is(q, errc::scale_infinite, "derivation: inf");
+  if (s == 0) {
+    check(q && q->multiplier == 0 && q->shift == bits - 1, "derivation: zero");
+    return;
+  }
+  if (s < 0) return code_is(q, errc::scale_negative, "derivation: negative");
+  const auto r = ties == qfold::tie_rule::half_to_even
+                     ? qref::et_compute_multiplier_and_shift(s, bits)
+                     : qref::mlir_compute_multiplier_and_shift(s, bits);
+  if (r.ok)
+    check(q && q->multiplier == r.value.multiplier && q->shift == r.value.shift,
+          "derivation differs from the model");
+  else
+    code_is(q, errc::scale_too_large, "derivation: too large");
+}
+
+qfold::tflite::rounding tflite_build(input& in) {
+  const std::uint8_t b = in.u8();
+  return b % 3 == 0   ? qfold::tflite::rounding::double_round
+         : b % 3 == 1 ? qfold::tflite::rounding::single_round
+                      : static_cast<qfold::tflite::rounding>(in.u8());
+}
+bool valid(qfold::tflite::rounding b) {
+  return b == qfold::tflite::rounding::double_round || b == qfold::tflite::rounding::single_round;
+}
+
+void tflite_quantize_case(input& in) {
+  const double s = scale_from_bits(in);
+  const auto build = tflite_build(in);
+  const auto q = qfold::tflite::quantize_multiplier(s, build);
+  if (!valid(build)) return code_is(q, errc::illegal_attributes, "quantize_multiplier: enum");
+  if (std::isnan(s)) return code_is(q, errc::scale_nan, "quantize_multiplier: NaN");
+  if (std::isinf(s)) return code_is(q, errc::scale_infinite, "quantize_multiplier: inf");
+  if (s < 0) return code_is(q, errc::scale_negative, "quantize_multiplier: negative");
+  const auto r =
+      qref::tflite_quantize_multiplier(s, build == qfold::tflite::rounding::single_round);
+  check(r.ok && q && q->multiplier == r.value.multiplier && q->shift == r.value.left_shift,
+        "quantize_multiplier differs from the model");
+}
+
+void tflite_requantize_case(input& in) {
+  const std::int32_t x = in.i32(), m = in.i32();
+  const int shift = in.shift();
+  const auto build = tflite_build(in);
+  const auto q = qfold::tflite::checked::multiply_by_quantized_multiplier(x, m, shift, build);
+  named(q, "tflite: unnamed error");
+  if (!valid(build)) return code_is(q, errc::illegal_attributes, "tflite: unknown build");
+  // qfold refuses the shifts TFLite documents as out of range (TFLite defines shift 31 for
+  // x in {0, 1} only, through 1 << 31); everywhere else it is the model.
+  if (shift < -31 || shift > 30) return check(!q, "tflite: shift outside -31..30 accepted");
+  same(q,
+       qref::tflite_multiply_by_quantized_multiplier(
+           x, m, shift, build == qfold::tflite::rounding::single_round),
+       "multiply_by_quantized_multiplier differs from the model");
+  if (q)
+    check(qfold::tflite::multiply_by_quantized_multiplier(x, m, shift, build) == *q,
+          "tflite: unchecked form");
+  // The int64 overload (16x8).
+  const std::int64_t x64 = in.i64();
+  const auto q64 = qfold::tflite::checked::multiply_by_quantized_multiplier(x64, m, shift);
+  same(q64, qref::tflite_multiply_by_quantized_multiplier_int64(x64, m, shift),
+       "multiply_by_quantized_multiplier(int64) differs from the model");
+  const errc want = m < 0                                              ? errc::negative_multiplier
+                    : shift < -31 || shift > 7                         ? errc::shift_out_of_range
+                    : x64 < qfold::int48_min || x64 > qfold::int48_max ? errc::value_out_of_range
+                                                                       : errc::result_out_of_range;
+  if (!q64) check(q64.error().code == want, "tflite int64: code");
+}
+
+void cmsis_case(input& in) {
+  using qfold::cmsis_nn::rounding;
+  const std::int32_t v = in.i32(), m = in.i32();
+  const auto shift = static_cast<std::int32_t>(in.shift());
+  const std::uint8_t b = in.u8();
+  const auto build = b % 3 == 0   ? rounding::double_round
+                     : b % 3 == 1 ? rounding::single_round
+                                  : static_cast<rounding>(in.u8());
+  const auto q = qfold::cmsis_nn::checked::requantize(v, m, shift, build);
+  named(q, "cmsis: unnamed error");
+  if (build != rounding::double_round && build != rounding::single_round)
+    return code_is(q, errc::illegal_attributes, "cmsis: unknown build");
+  if (shift < -31 || shift > 30) {
+    code_is(q, errc::shift_out_of_range, "cmsis: shift outside -31..30 accepted");
+  } else {
+    same(q, qref::cmsis_requantize(v, m, shift, build == rounding::single_round),
+         "cmsis_nn::requantize differs from the model");
+  }
+  if (q) check(qfold::cmsis_nn::requantize(v, m, shift, build) == *q, "cmsis: unchecked form");
+  const std::int64_t v64 = in.flag() ? in.raw<std::int64_t>() : in.i64();
+  const std::int32_t rm = in.flag() ? in.i32() : static_cast<std::int32_t>(in.u8()) - 2;
+  const auto s64 = static_cast<std::int32_t>(in.shift());
+  const auto q64 = qfold::cmsis_nn::checked::requantize_s64(v64, rm, s64);
+  same(q64, qref::cmsis_requantize_s64(v64, rm, s64), "requantize_s64 differs from the model");
+  if (q64) check(qfold::cmsis_nn::requantize_s64(v64, rm, s64) == *q64, "s64: unchecked form");
+}
+
+void gemmlowp_case(input& in) {
+  const std::int32_t a = in.flag() ? static_cast<std::int32_t>(i32min) : in.i32();
+  const std::int32_t b = in.flag() ? static_cast<std::int32_t>(i32min) : in.i32();
+  check(qfold::gemmlowp::saturating_rounding_doubling_high_mul(a, b) == qref::gemmlowp_srdhm(a, b),
+        "srdhm differs from the model");
+  check(qfold::cmsis_nn::doubling_high_mult_no_sat(a, b) ==
+            qref::cmsis_doubling_high_mult_no_sat(a, b).value,
+        "no_sat differs from the model");
+  const int e = in.u8() & 31;
+  const auto r = qref::gemmlowp_rounding_divide_by_pot(a, e);
+  check(r.ok && qfold::gemmlowp::rounding_divide_by_pot(a, e) == r.value,
+        "rounding_divide_by_pot differs from the model");
+}
+
+void conversion_case(input& in) {
+  const std::int32_t m = in.i32();
+  const int shift = in.shift();
+  const auto t = qfold::tflite::to_tosa({m, shift});
+  if (m < 0)
+    code_is(t, errc::negative_multiplier, "to_tosa: code");
+  else if (31 - std::int64_t{shift} < 2 || 31 - std::int64_t{shift} > 62)
+    code_is(t, errc::shift_out_of_range, "to_tosa: code");
+  else
+    check(t && t->multiplier == m && t->shift == 31 - shift, "to_tosa: value");
+  if (t) {
+    const auto back = qfold::tflite::from_tosa(*t);
+    check(back && back->multiplier == m && back->shift == shift, "to_tosa/from_tosa round trip");
+  }
+  const auto f = qfold::tflite::from_tosa({m, shift});
+  if (m < 0)
+    code_is(f, errc::negative_multiplier, "from_tosa: code");
+  else if (31 - std::int64_t{shift} < -31 || 31 - std::int64_t{shift} > 30)
+    code_is(f, errc::shift_out_of_range, "from_tosa: code");
+  else
+    check(f && f->multiplier == m && f->shift == 31 - shift, "from_tosa: value");
+  // to_double is exact where multiplier * 2^-shift is a double; elsewhere it only must end.
+  const double d = qfold::to_double({m, shift});
+  if (shift >= -990 && shift <= 1074) check(d == std::ldexp(m, -shift), "to_double: value");
+}
+
+void disagreement_case(input& in) {
+  const qfold::tflite::quantized_multiplier m{in.i32(), static_cast<int>(in.u8() % 80) - 40};
+  const auto build = tflite_build(in);
+  const bool dr = in.flag();
+  const std::int32_t lo = in.i32();
+  const std::int32_t hi =
+      static_cast<std::int32_t>(std::min<std::int64_t>(i32max, std::int64_t{lo} + (in.u8() & 63)));
+  const auto got = qfold::tflite::first_disagreement(m, build, dr, lo, hi);
+  const bool single = build == qfold::tflite::rounding::single_round;
+  const bool tosa_ok = m.multiplier >= 0 && m.shift >= -31 && m.shift <= 29;
+  const bool claim = valid(build) && qfold::tflite::same_function(build, dr, m.shift);
+  std::optional<std::int32_t> want;
+  for (std::int64_t x = lo; x <= hi; ++x) {
+    const auto xi = static_cast<std::int32_t>(x);
+    auto a = qref::tflite_multiply_by_quantized_multiplier(xi, m.multiplier, m.shift, single);
+    if (!valid(build) || m.shift < -31 || m.shift > 30) a.ok = false;  // qfold refuses these
+    qref::Result<std::int32_t> b{};
+    if (tosa_ok) b = qref::apply_scale_32(xi, m.multiplier, 31 - m.shift, dr);
+    if (claim && a.ok && b.ok) check(a.value == b.value, "same_function claims a false equality");
+    if (!want && (a.ok != b.ok || (a.ok && a.value != b.value))) want = xi;
+  }
+  check(got == want, "first_disagreement differs from the model");
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  input in(data, size);
+  switch (in.u8() % 14) {
+    case 0:
+      apply_scale_32_case(in);
+      break;
+    case 1:
+      apply_scale_16_case(in);
+      break;
+    case 2:
+      mul_case(in);
+      break;
+    case 3:
+      reciprocal_case(in);
+      break;
+    case 4:
+      derivation_case(in);
+      break;
+    case 5:
+      tflite_quantize_case(in);
+      break;
+    case 6:
+      tflite_requantize_case(in);
+      break;
+    case 7:
+      cmsis_case(in);
+      break;
+    case 8:
+      gemmlowp_case(in);
+      break;
+    case 9:
+      conversion_case(in);
+      break;
+    case 10:
+      disagreement_case(in);
+      break;
+    case 11:
+    case 12:
+      rescale_value_case(in);
+      break;
+    default:
+      rescale_array_dispatch(in);
+      break;
+  }
+  return 0;
+}
