@@ -206,9 +206,23 @@ map_data read_map(fuzz::input& in, domain d, std::size_t n) {
       m.y.push_back(std::clamp(saturate(i128{a} * x + b), clo, chi));
     }
   } else {
-    rescale_attributes a = read_attributes(in);
-    a.input_type = in.flag() ? int_type::i8 : int_type::i16;  // the types maps are classified on
-    const qfold::scale_factor s = read_scale(in);
+    // A RESCALE that is usually legal: i8 / i16 input, i8 / i16 / i32 output, zero points
+    // where the type allows them, a shift 2..62 and a multiplier of any magnitude.
+    rescale_attributes a;
+    const std::uint8_t f = in.byte();
+    a.input_type = (f & 1) != 0 ? int_type::i8 : int_type::i16;
+    a.output_type =
+        std::array<int_type, 3>{int_type::i8, int_type::i16, int_type::i32}[(f >> 1) % 3];
+    a.scale32 = (f & 8) == 0;
+    a.rounding = (f & 16) != 0 && a.scale32 ? qfold::rounding_mode::double_round
+                                            : qfold::rounding_mode::single_round;
+    a.input_unsigned = (f & 32) != 0 && a.input_type == int_type::i8;
+    a.output_unsigned = (f & 64) != 0 && !a.input_unsigned && a.output_type == int_type::i8;
+    if (a.input_type == int_type::i8) a.input_zp = a.input_unsigned ? in.byte() : in.i8();
+    if (a.output_type == int_type::i8) a.output_zp = a.output_unsigned ? in.byte() : in.i8();
+    const auto mult = static_cast<std::int32_t>(
+        a.scale32 ? (in.bits(4) & 0x7fffffff) >> in.count(31) : in.bits(2) & 0x7fff);
+    const qfold::scale_factor s{mult, 2 + static_cast<int>(in.byte() % 61)};
     bool ok = true;
     for (std::size_t i = 0; i < n; ++i) {
       const auto v = ref_rescale(a, s.multiplier, s.shift, d.lo + static_cast<i64>(i));
