@@ -41,7 +41,8 @@ void fold_and_serialize(onnx::ModelProto& model, bool checked) {
     }
   }
   std::string out;
-  if (model.ByteSizeLong() <= static_cast<std::size_t>(INT_MAX)) (void)model.SerializeToString(&out);
+  if (model.ByteSizeLong() <= static_cast<std::size_t>(INT_MAX))
+    (void)model.SerializeToString(&out);
 }
 
 }  // namespace

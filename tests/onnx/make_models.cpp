@@ -1,11 +1,13 @@
-// make_fuzz_seeds DIR: writes the seed corpus of tests/fuzz/onnx_fold.cpp (committed in
-// tests/fuzz/corpus/onnx_fold/): small models, each a few KB, with every site form qfold-onnx
+// qfold_onnx_make_models seeds DIR: writes the seed corpus of tests/fuzz/onnx_fold.cpp (committed
+// in tests/fuzz/corpus/onnx_fold/): small models, each a few KB, with every site form qfold-onnx
 // folds (Conv, grouped ConvTranspose, Gemm transB 0/1, MatMul, MatMul + Add, Identity and Constant
 // parameters) and the refusals around them (rank-3 MatMul, shared output, empty BN parameters,
 // a lying value_info, a subgraph reading an outer value). Deterministic: the same bytes each run.
+// qfold_onnx_make_models bad CASE OUT: the hostile model of one CLI case of bad_input.cmake.
 #include <cstdint>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -31,14 +33,147 @@ void value_info(builder& b, const std::string& name, std::vector<std::int64_t> d
   for (const auto d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
+// A valid model, Conv (w: 2 x 2 x 1 x 1) + BatchNormalization, that each bad case breaks in one
+// place. The ONNX checker accepts every one of them unless the case says otherwise.
+builder conv_bn(const char* op = "Conv") {
+  builder b;
+  b.input("x", {1, 2, 4, 4});
+  b.init("w", {2, 2, 1, 1});
+  b.bn_params("bn", 2);
+  b.node(op, "conv", {"x", "w"}, {"c"});
+  b.bn("bn", "c", "bn", "y");
+  b.output("y");
+  return b;
+}
+onnx::TensorProto& init(builder& b, const std::string& name) {
+  for (auto& t : *b.g->mutable_initializer())
+    if (t.name() == name) return t;
+  throw std::runtime_error("no initializer " + name);
+}
+onnx::NodeProto& node(builder& b, const std::string& name) {
+  for (auto& n : *b.g->mutable_node())
+    if (n.name() == name) return n;
+  throw std::runtime_error("no node " + name);
+}
+void external(onnx::TensorProto& t, const std::string& location) {
+  t.clear_raw_data();
+  t.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = t.add_external_data();
+  kv->set_key("location");
+  kv->set_value(location);
+}
+
+// The bytes of one bad case (raw bytes for the cases that are not a ModelProto at all).
+std::string bad_model(const std::string& c) {
+  builder b = conv_bn(c.starts_with("transpose_") ? "ConvTranspose" : "Conv");
+  onnx::TensorProto& w = init(b, "w");
+  onnx::NodeProto& conv = node(b, "conv");
+  if (c == "wrapping_dims" || c == "transpose_wrapping_dims") {
+    // 4 x (2^62 + 1) wraps to 4 in 64 bits: the 16 bytes present would look right.
+    w.clear_dims();
+    w.add_dims(4);
+    w.add_dims((std::int64_t{1} << 62) + 1);
+    const float v[4] = {1, 2, 3, 4};
+    w.set_raw_data(v, sizeof v);
+  } else if (c == "negative_dims") {
+    w.set_dims(1, -2);
+  } else if (c == "raw_data_short") {
+    w.mutable_raw_data()->resize(12);
+  } else if (c == "raw_data_long") {
+    w.mutable_raw_data()->resize(20);
+  } else if (c == "float_data_mismatch") {
+    w.clear_raw_data();
+    for (const float v : {1.0f, 2.0f, 3.0f}) w.add_float_data(v);
+  } else if (c == "two_data_fields") {
+    w.add_float_data(1.0f);
+  } else if (c == "stride_zero" || c == "transpose_stride_zero") {
+    builder::attr(&conv, "strides", std::vector<std::int64_t>{0, 1});
+  } else if (c == "rank1_weight" || c == "transpose_rank1_weight") {
+    w.clear_dims();
+    w.add_dims(4);
+  } else if (c == "group_zero") {
+    builder::attr(&conv, "group", std::int64_t{0});
+  } else if (c == "group_not_dividing") {
+    builder::attr(&conv, "group", std::int64_t{4});
+  } else if (c == "negative_pads") {
+    builder::attr(&conv, "pads", std::vector<std::int64_t>{0, -1, 0, 0});
+  } else if (c == "external_missing") {
+    external(w, "w.bin");
+  } else if (c == "external_present") {
+    external(w, "w.bin");  // the test writes w.bin next to the model
+  } else if (c == "external_dotdot") {
+    external(w, "../w.bin");
+  } else if (c == "external_absolute") {
+    external(w, "/etc/passwd");
+  } else if (c == "checker_rejects") {
+    conv.set_op_type("NoSuchOp");
+  } else if (c == "bn_empty_scale") {
+    auto& g = init(b, "bn.gamma");
+    g.set_dims(0, 0);
+    g.clear_raw_data();
+  } else if (c == "lying_value_info" || c == "matmul_unknown_rank") {
+    builder m;
+    m.input("x", {2, 4, 6});
+    m.init("W", {6, 4});
+    m.bn_params("bn", 4);
+    if (c == "lying_value_info") {
+      m.node("MatMul", "mm", {"x", "W"}, {"p"});
+      auto* v = m.g->add_value_info();  // says rank 2; x @ W is (2, 4, 4)
+      v->set_name("p");
+      auto* t = v->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(onnx::TensorProto::FLOAT);
+      for (const std::int64_t d : {8, 4}) t->mutable_shape()->add_dim()->set_dim_value(d);
+    } else {  // an op whose rank rule qfold does not know, before the MatMul
+      auto* o = m.m.add_opset_import();
+      o->set_domain("com.example");
+      o->set_version(1);
+      m.node("Opaque", "opaque", {"x"}, {"o"})->set_domain("com.example");
+      m.node("MatMul", "mm", {"o", "W"}, {"p"});
+    }
+    m.bn("bn", "p", "bn", "y");
+    m.output("y");
+    return m.m.SerializeAsString();
+  } else if (c == "garbage") {
+    std::string bytes = "\x08\x07";  // ir_version 7, then noise
+    std::uint64_t x = 0x9E3779B97F4A7C15u;
+    for (int i = 0; i < 500; ++i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      bytes += static_cast<char>(x >> 56);
+    }
+    return bytes;
+  } else if (c == "huge_length") {  // a graph field that claims 2 GiB - 1
+    return std::string("\x08\x07\x3a\xff\xff\xff\xff\x07", 8);
+  } else if (c != "good") {
+    throw std::runtime_error("unknown case " + c);
+  }
+  return b.m.SerializeAsString();
+}
+
+int make_seeds(const std::string& dir);
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: make_fuzz_seeds DIR\n";
-    return 2;
+  const std::string mode = argc > 1 ? argv[1] : "";
+  try {
+    if (mode == "seeds" && argc == 3) return make_seeds(argv[2]);
+    if (mode == "bad" && argc == 4) {
+      const std::string bytes = bad_model(argv[2]);
+      std::ofstream out(argv[3], std::ios::binary | std::ios::trunc);
+      out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      return out ? 0 : 1;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "qfold_onnx_make_models: " << e.what() << "\n";
+    return 1;
   }
-  const std::string dir = argv[1];
+  std::cerr << "usage: qfold_onnx_make_models seeds DIR | bad CASE OUT\n";
+  return 2;
+}
+
+namespace {
+
+int make_seeds(const std::string& dir) {
   try {
     {  // Conv (grouped, with bias) + BN, then a second conv without bias + BN, Relu between
       builder b;
@@ -135,8 +270,8 @@ int main(int argc, char** argv) {
       b.node("Identity", "id_w", {"w"}, {"conv.weight"});
       b.node("Identity", "id_var", {"bn.var"}, {"bn.running_var"});
       b.node("Conv", "conv", {"x", "conv.weight"}, {"c"});
-      b.node("BatchNormalization", "bn",
-             {"c", "bn.gamma", "bn.beta", "bn.mean", "bn.running_var"}, {"y"});
+      b.node("BatchNormalization", "bn", {"c", "bn.gamma", "bn.beta", "bn.mean", "bn.running_var"},
+             {"y"});
       auto* k = b.node("Constant", "k", {}, {"kw"});
       auto* a = k->add_attribute();
       a->set_name("value");
@@ -164,8 +299,7 @@ int main(int argc, char** argv) {
       b.node("Conv", "conv", {"x", "w"}, {"c"});
       b.node("BatchNormalization", "bn", {"c", "empty", "bn.beta", "bn.mean", "bn.var"}, {"y"});
       b.node("Conv", "conv2", {"y", "w2"}, {"c2"});
-      b.node("BatchNormalization", "bn2", {"c2", "bn.gamma", "three", "bn.mean", "bn.var"},
-             {"z"});
+      b.node("BatchNormalization", "bn2", {"c2", "bn.gamma", "three", "bn.mean", "bn.var"}, {"z"});
       b.output("z");
       save(dir, "bn_bad_params", b.m);
     }
@@ -221,8 +355,10 @@ int main(int argc, char** argv) {
       save(dir, "conv1d_reshape_matmul", b.m);
     }
   } catch (const std::exception& e) {
-    std::cerr << "make_fuzz_seeds: " << e.what() << "\n";
+    std::cerr << "qfold_onnx_make_models: " << e.what() << "\n";
     return 1;
   }
   return 0;
 }
+
+}  // namespace
