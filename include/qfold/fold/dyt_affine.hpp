@@ -233,9 +233,10 @@ struct dyt_affine_values {
     return rejection{reason::qparams_mismatch,
                      "the conv's input zero point differs from the ADD RESCALE's output_zp"};
   const auto& shape = conv.weight_shape;
-  if (shape.size() < 2 || conv.groups < 1 ||
+  if (shape.size() < 2 ||
       (conv.layout != weight_layout::o_i_s && conv.layout != weight_layout::o_s_i))
     return rejection{reason::unsupported, "conv weights are not (O, I, spatial...) or (O, ..., I)"};
+  if (conv.groups < 1) return rejection{reason::channel_mismatch, "the conv's groups are below 1"};
   if (conv.weight_type != dtype::int8 && conv.weight_type != dtype::uint8 &&
       conv.weight_type != dtype::int16 && conv.weight_type != dtype::uint16 &&
       conv.weight_type != dtype::int32)
