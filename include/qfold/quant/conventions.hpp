@@ -94,7 +94,8 @@ template <std::floating_point Real>
 }
 
 // The code for y, clamped to [qmin, qmax]; +-inf clamp to the ends. A NaN is code 0 under
-// nan_to_zero and otherwise an error (a framework's result is then undefined or platform bound).
+// nan_to_zero (even when 0 is outside [qmin, qmax], as torch's .to(int8) gives) and otherwise an
+// error (a framework's result is then undefined or platform bound).
 // Errors: those of validate(c, q), and not_finite for a NaN y (unless nan_to_zero).
 template <std::floating_point Real>
 [[nodiscard]] constexpr result<std::int64_t> quantize(const quant_convention<Real>& c,
