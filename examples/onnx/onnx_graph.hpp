@@ -1221,9 +1221,10 @@ class graph {
           });
       return v;
     }
-    const node_id copy = add_constant(tv, shape);
-    j.step([] {}, [this, copy] { erase(copy); });
-    return copy;
+    // add_constant is all or nothing itself; its undo is registered before it runs.
+    auto copy = std::make_shared<node_id>(none);
+    j.step([&] { *copy = add_constant(tv, shape); }, [this, copy] { erase(*copy); });
+    return *copy;
   }
   node_id make_view(node_id base) {
     entry e;
