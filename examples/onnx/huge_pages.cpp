@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -62,6 +63,9 @@ big_blocks& registry() {
 }
 
 void* big_alloc(std::size_t n) noexcept {
+  // Rounding n up (and the extra page for alignment) must not wrap: a request near SIZE_MAX
+  // would otherwise get a small block. Such a request can only fail.
+  if (n > std::numeric_limits<std::size_t>::max() - 2 * huge_page) return nullptr;
   const std::size_t len = (n + huge_page - 1) / huge_page * huge_page;
   void* p =
       ::mmap(nullptr, len + huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -3,6 +3,8 @@
 // folds (Conv, grouped ConvTranspose, Gemm transB 0/1, MatMul, MatMul + Add, Identity and Constant
 // parameters) and the refusals around them (rank-3 MatMul, shared output, empty BN parameters,
 // a lying value_info, a subgraph reading an outer value). Deterministic: the same bytes each run.
+// qfold_onnx_make_models mutate-seeds DIR: the same models behind 16 control bytes, the corpus of
+// tests/fuzz/onnx_mutate.cpp (tests/fuzz/corpus/onnx_mutate/).
 // qfold_onnx_make_models bad CASE OUT: the hostile model of one CLI case of bad_input.cmake.
 #include <cstdint>
 #include <fstream>
@@ -17,9 +19,16 @@ namespace {
 
 using qfold_onnx_test::builder;
 
+// Written before each seed: the control bytes of tests/fuzz/onnx_mutate.cpp (empty for
+// onnx_fold). These 16 make 8 calls: add a constant, set an operand, replace uses, remove an
+// operand, erase, read, set an operand with a failure injected at step 2, commit.
+std::string seed_prefix;
+constexpr char mutate_control[16] = {0x70, 0x04, 0x71, 0x09, 0x74, 0x03, 0x73, 0x05,
+                                     0x75, 0x02, 0x76, 0x01, 0x21, 0x0d, 0x77, 0x00};
+
 void save(const std::string& dir, const std::string& name, const onnx::ModelProto& m) {
-  std::string bytes;
-  if (!m.SerializeToString(&bytes)) throw std::runtime_error("cannot serialize " + name);
+  std::string bytes = seed_prefix;
+  if (!m.AppendToString(&bytes)) throw std::runtime_error("cannot serialize " + name);
   std::ofstream out(dir + "/" + name + ".onnx", std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + name);
@@ -157,6 +166,10 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   try {
     if (mode == "seeds" && argc == 3) return make_seeds(argv[2]);
+    if (mode == "mutate-seeds" && argc == 3) {
+      seed_prefix.assign(mutate_control, sizeof mutate_control);
+      return make_seeds(argv[2]);
+    }
     if (mode == "bad" && argc == 4) {
       const std::string bytes = bad_model(argv[2]);
       std::ofstream out(argv[3], std::ios::binary | std::ios::trunc);
@@ -167,7 +180,7 @@ int main(int argc, char** argv) {
     std::cerr << "qfold_onnx_make_models: " << e.what() << "\n";
     return 1;
   }
-  std::cerr << "usage: qfold_onnx_make_models seeds DIR | bad CASE OUT\n";
+  std::cerr << "usage: qfold_onnx_make_models seeds DIR | mutate-seeds DIR | bad CASE OUT\n";
   return 2;
 }
 
