@@ -7,6 +7,7 @@
 #include <limits>
 #include <new>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "qfold/arith/result.hpp"
