@@ -112,8 +112,8 @@ class input_file {
 
 // Parses and validates a model: an ONNX protobuf with a graph, an IR version and a
 // default-domain opset this tool understands, accepted by the ONNX checker.
-// The bytes as a ModelProto, nothing checked; false when protobuf cannot parse them (or runs out
-// of memory trying: a hostile length prefix can ask for gigabytes).
+// The bytes as a ModelProto, nothing checked; false when protobuf cannot parse them. Running out
+// of memory is std::bad_alloc (the model is left empty).
 inline bool parse_bytes(std::string_view bytes, onnx::ModelProto& model) {
   if (bytes.size() > static_cast<std::size_t>(INT_MAX)) return false;
   try {
@@ -121,6 +121,9 @@ inline bool parse_bytes(std::string_view bytes, onnx::ModelProto& model) {
         reinterpret_cast<const std::uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
     stream.SetTotalBytesLimit(INT_MAX);
     return model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+  } catch (const std::bad_alloc&) {
+    model.Clear();
+    throw;
   } catch (const std::exception&) {
     model.Clear();
     return false;
@@ -213,7 +216,12 @@ inline void check_convolutions(const onnx::GraphProto& g, const std::string& pat
 // accepted by the ONNX checker.
 inline onnx::ModelProto parse_model(std::string_view bytes, const std::string& path) {
   onnx::ModelProto model;
-  const bool parsed = parse_bytes(bytes, model);
+  bool parsed = false;
+  try {
+    parsed = parse_bytes(bytes, model);
+  } catch (const std::bad_alloc&) {
+    throw tool_error(exit_bad_input, "'" + path + "': out of memory while parsing the model");
+  }
   // Every ONNX file written by a conforming tool starts with field 1 (ir_version), tag 0x08.
   const bool looks_onnx = !bytes.empty() && bytes[0] == '\x08';
   if (!parsed) {
@@ -244,6 +252,8 @@ inline onnx::ModelProto parse_model(std::string_view bytes, const std::string& p
   check_convolutions(model.graph(), path);
   try {
     onnx::checker::check_model(model);
+  } catch (const std::bad_alloc&) {
+    throw tool_error(exit_bad_input, "'" + path + "': out of memory while checking the model");
   } catch (const std::exception& e) {
     throw tool_error(exit_bad_input,
                      "'" + path + "' is not a valid ONNX model (checker: " + e.what() + ")");
@@ -405,6 +415,8 @@ inline std::size_t write_model(const onnx::ModelProto& model, const std::string&
 inline void check_output(const onnx::ModelProto& model) {
   try {
     onnx::checker::check_model(model);
+  } catch (const std::bad_alloc&) {
+    throw;  // out of memory, not a bad fold: qfold-onnx reports it as such (exit 3)
   } catch (const std::exception& e) {
     throw tool_error(exit_write,
                      std::string("internal error: the folded model fails the ONNX checker (") +

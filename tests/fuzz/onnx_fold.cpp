@@ -56,6 +56,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const std::bad_alloc&) {
   }
   onnx::ModelProto raw;
-  if (qfold_onnx::parse_bytes(bytes, raw)) fold_and_serialize(raw, false);
+  try {
+    if (!qfold_onnx::parse_bytes(bytes, raw)) return 0;
+  } catch (const std::bad_alloc&) {
+    return 0;
+  }
+  fold_and_serialize(raw, false);
   return 0;
 }

@@ -28,7 +28,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < control) return 0;
   const std::string_view model_bytes(reinterpret_cast<const char*>(data) + control, size - control);
   onnx::ModelProto model;
-  if (!qfold_onnx::parse_bytes(model_bytes, model)) return 0;
+  try {
+    if (!qfold_onnx::parse_bytes(model_bytes, model)) return 0;
+  } catch (const std::bad_alloc&) {
+    return 0;
+  }
   qfold_onnx::graph g(model);
   using id = qfold_onnx::graph::node_id;
   const std::vector<float> values(64, 0.5f);
