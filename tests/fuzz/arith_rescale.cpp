@@ -19,69 +19,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "fuzz/fuzz_input.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {
-// Fields are read little-endian from the front of the input; reads past its end give zeros, so
-// every input is valid and short seeds work.
-class input {
- public:
-  input(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-
-  std::uint64_t bits(int bytes) {
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) {
-      const std::uint64_t b = pos_ < size_ ? data_[pos_] : 0;
-      ++pos_;
-      v |= b << (8 * i);
-    }
-    return v;
-  }
-  std::uint8_t u8() { return static_cast<std::uint8_t>(bits(1)); }
-  bool flag() { return (u8() & 1) != 0; }
-  template <class T>
-  T raw() {  // any bit pattern of T
-    const std::uint64_t v = bits(static_cast<int>(sizeof(T)));
-    if constexpr (sizeof(T) == 8) {
-      return std::bit_cast<T>(v);
-    } else if constexpr (sizeof(T) == 4) {
-      return std::bit_cast<T>(static_cast<std::uint32_t>(v));
-    } else if constexpr (sizeof(T) == 2) {
-      return std::bit_cast<T>(static_cast<std::uint16_t>(v));
-    } else {
-      return std::bit_cast<T>(static_cast<std::uint8_t>(v));
-    }
-  }
-  // A value of chosen magnitude: one byte gives a bit count b, then a raw integer shifted
-  // arithmetically down to |v| < 2^b, so that the edges of every width are common.
-  std::int64_t i64() {
-    const int b = u8() & 63;
-    return raw<std::int64_t>() >> (63 - b);
-  }
-  std::int32_t i32() {
-    const int b = u8() & 31;
-    return raw<std::int32_t>() >> (31 - b);
-  }
-  // A shift count: -64..190 from one byte, or (byte 0xFF) any int.
-  int shift() {
-    const std::uint8_t b = u8();
-    return b == 0xFF ? raw<std::int32_t>() : static_cast<int>(b) - 64;
-  }
-
- private:
-  const std::uint8_t* data_;
-  std::size_t size_;
-  std::size_t pos_ = 0;
-};
-
-// A finding: abort, and libFuzzer saves the input. `what` names the check (seen in the trace).
-[[noreturn]] void finding(const char* what) {
-  std::fprintf(stderr, "qfold fuzz finding: %s\n", what);
-  std::abort();
-}
-void check(bool ok, const char* what) {
-  if (!ok) finding(what);
-}
+using fuzz::check;
+using fuzz::input;
 
 using qfold::errc;
 using qfold::int_type;
@@ -111,23 +54,23 @@ void same(const qfold::result<Q>& q, const qref::Result<R>& r, const char* what)
 
 // --- RESCALE attributes from bytes: mostly legal-looking, sometimes out of every enum ---------
 int_type type_from(input& in) {
-  const std::uint8_t b = in.u8();
+  const std::uint8_t b = in.byte();
   constexpr int_type valid[] = {int_type::i8, int_type::i16, int_type::i32, int_type::i48};
-  if (b % 8 == 7) return static_cast<int_type>(in.u8());  // any byte, usually no type at all
+  if (b % 8 == 7) return static_cast<int_type>(in.byte());  // any byte, usually no type at all
   return valid[b % 4];
 }
 std::int64_t zp_from(input& in) {
-  switch (in.u8() % 6) {
+  switch (in.byte() % 6) {
     case 0:
       return 0;
     case 1:
-      return static_cast<std::int8_t>(in.u8());
+      return static_cast<std::int8_t>(in.byte());
     case 2:
-      return in.u8();
+      return in.byte();
     case 3:
       return 32768;
     case 4:
-      return in.i64();
+      return in.sized_i64();
     default:
       return in.raw<std::int64_t>();
   }
@@ -136,22 +79,24 @@ rescale_attributes attributes_from(input& in) {
   rescale_attributes a;
   a.input_type = type_from(in);
   a.output_type = type_from(in);
-  const std::uint8_t f = in.u8();
+  const std::uint8_t f = in.byte();
   a.scale32 = (f & 1) == 0;
   a.per_channel = (f & 2) != 0;
   a.input_unsigned = (f & 4) != 0;
   a.output_unsigned = (f & 8) != 0;
-  const std::uint8_t r = in.u8();
-  a.rounding = static_cast<qfold::rounding_mode>(r % 8 < 6 ? 1 + r % 3 : r % 8 == 6 ? 0 : in.u8());
+  const std::uint8_t r = in.byte();
+  a.rounding = static_cast<qfold::rounding_mode>(r % 8 < 6    ? 1 + r % 3
+                                                 : r % 8 == 6 ? 0
+                                                              : in.byte());
   a.input_zp = zp_from(in);
   a.output_zp = zp_from(in);
   return a;
 }
 scale_factor scale_from(input& in) {
-  const std::uint8_t b = in.u8();
-  std::int32_t m = in.i32();
+  const std::uint8_t b = in.byte();
+  std::int32_t m = in.sized_i32();
   if ((b & 3) != 0) m &= std::numeric_limits<std::int32_t>::max();
-  const std::uint8_t s = in.u8();
+  const std::uint8_t s = in.byte();
   return {m, s < 0xC0 ? 2 + s % 61 : in.shift()};
 }
 
@@ -207,7 +152,7 @@ bool is_attribute_code(errc c) {
 void rescale_value_case(input& in) {
   const rescale_attributes a = attributes_from(in);
   const scale_factor s = scale_from(in);
-  const std::int64_t x = in.flag() ? in.raw<std::int64_t>() : in.i64();
+  const std::int64_t x = in.flag() ? in.raw<std::int64_t>() : in.sized_i64();
   const auto v = qfold::validate(a);
   check(v.has_value() == ref_attributes_legal(a), "validate(attributes) differs from the model");
   if (!v) check(is_attribute_code(v.error().code), "validate(attributes): code");
@@ -243,14 +188,14 @@ void rescale_array_case(input& in, const rescale_attributes& base) {
     a.output_type = qfold::int_type_of<Out>;
     a.output_unsigned = std::is_unsigned_v<Out>;
   }
-  std::vector<scale_factor> scales(in.u8() % 6);
+  std::vector<scale_factor> scales(in.byte() % 6);
   for (auto& s : scales) s = scale_from(in);
-  std::size_t n = in.u8();
+  std::size_t n = in.byte();
   if (in.flag()) n += 512;  // the 8-bit table path starts at 512 elements
-  const std::size_t out_n = n > 0 && in.u8() % 8 == 0 ? n - 1 : n;
+  const std::size_t out_n = n > 0 && in.byte() % 8 == 0 ? n - 1 : n;
   const bool narrow = in.flag();
   std::uint64_t state = in.raw<std::uint64_t>();
-  const std::uint8_t small = in.u8();
+  const std::uint8_t small = in.byte();
   std::vector<In> values(n);
   for (auto& v : values) {
     state = state * 6364136223846793005u + 1442695040888963407u;  // an LCG: any length from a seed
@@ -316,7 +261,7 @@ void rescale_array_case(input& in, const rescale_attributes& base) {
 
 template <class In>
 void rescale_array_in(input& in, const rescale_attributes& a) {
-  switch (in.u8() % 6) {
+  switch (in.byte() % 6) {
     case 0:
       return rescale_array_case<In, std::int8_t>(in, a);
     case 1:
@@ -333,7 +278,7 @@ void rescale_array_in(input& in, const rescale_attributes& a) {
 }
 void rescale_array_dispatch(input& in) {
   const rescale_attributes a = attributes_from(in);
-  switch (in.u8() % 6) {
+  switch (in.byte() % 6) {
     case 0:
       return rescale_array_in<std::int8_t>(in, a);
     case 1:
@@ -351,7 +296,7 @@ void rescale_array_dispatch(input& in) {
 
 // --- TOSA apply_scale, MUL, reciprocal_scale -------------------------------------------------
 void apply_scale_32_case(input& in) {
-  const std::int32_t v = in.i32(), m = in.i32();
+  const std::int32_t v = in.sized_i32(), m = in.sized_i32();
   const int s = in.shift();
   const bool dr = in.flag();
   const auto q = qfold::checked::apply_scale_32(v, m, s, dr);
@@ -367,8 +312,8 @@ void apply_scale_32_case(input& in) {
 }
 
 void apply_scale_16_case(input& in) {
-  const std::int64_t v = in.i64();
-  const auto m = static_cast<std::int16_t>(in.i32());
+  const std::int64_t v = in.sized_i64();
+  const auto m = static_cast<std::int16_t>(in.sized_i32());
   const int s = in.shift();
   const auto q = qfold::checked::apply_scale_16(v, m, s);
   same(q, qref::apply_scale_16(v, m, s), "apply_scale_16 differs from the model");
@@ -395,8 +340,9 @@ void mul_typed(std::int32_t a32, std::int32_t b32, int s, qref::DType t) {
   if (q) check(qfold::mul<T>(a, b, s) == *q, "mul: unchecked form");
 }
 void mul_case(input& in) {
-  const std::uint8_t t = in.u8();
-  const std::int32_t a = in.i32(), b = in.flag() ? static_cast<std::int32_t>(i32min) : in.i32();
+  const std::uint8_t t = in.byte();
+  const std::int32_t a = in.sized_i32(),
+                     b = in.flag() ? static_cast<std::int32_t>(i32min) : in.sized_i32();
   const int s = in.shift();
   if (t % 3 == 0) mul_typed<std::int8_t>(a, b, s, qref::DType::i8);
   if (t % 3 == 1) mul_typed<std::int16_t>(a, b, s, qref::DType::i16);
@@ -405,7 +351,7 @@ void mul_case(input& in) {
 
 void reciprocal_case(input& in) {
   const std::uint32_t d =
-      in.flag() ? in.raw<std::uint32_t>() : static_cast<std::uint32_t>(in.i32());
+      in.flag() ? in.raw<std::uint32_t>() : static_cast<std::uint32_t>(in.sized_i32());
   const auto q = qfold::checked::reciprocal_scale(d);
   const auto r = qref::reciprocal_scale(d);
   if (r.ok)
@@ -419,10 +365,10 @@ void reciprocal_case(input& in) {
 
 // --- scale derivation, TFLite, gemmlowp, CMSIS-NN ------------------------------------------
 double scale_from_bits(input& in) {
-  switch (in.u8() % 4) {
+  switch (in.byte() % 4) {
     case 0:  // a mantissa and a binary exponent around the useful range
       return std::ldexp(static_cast<double>(in.raw<std::uint32_t>() | 1u),
-                        static_cast<int>(in.u8()) - 200);
+                        static_cast<int>(in.byte()) - 200);
     case 1:
       return std::bit_cast<double>(in.raw<std::uint64_t>() & 0x000FFFFFFFFFFFFFull);  // subnormal
     default:
@@ -432,13 +378,13 @@ double scale_from_bits(input& in) {
 
 void derivation_case(input& in) {
   const double s = scale_from_bits(in);
-  const std::uint8_t wb = in.u8(), tb = in.u8();
+  const std::uint8_t wb = in.byte(), tb = in.byte();
   const auto width = wb % 4 == 0   ? qfold::scale_width::bits16
                      : wb % 4 == 1 ? qfold::scale_width::bits32
-                                   : static_cast<qfold::scale_width>(in.u8());
+                                   : static_cast<qfold::scale_width>(in.byte());
   const auto ties = tb % 3 == 0   ? qfold::tie_rule::half_to_even
                     : tb % 3 == 1 ? qfold::tie_rule::half_away_from_zero
-                                  : static_cast<qfold::tie_rule>(in.u8());
+                                  : static_cast<qfold::tie_rule>(in.byte());
   const auto q = qfold::compute_multiplier_and_shift(s, width, ties);
   const bool w_ok = width == qfold::scale_width::bits16 || width == qfold::scale_width::bits32;
   const bool t_ok =
@@ -463,10 +409,10 @@ void derivation_case(input& in) {
 }
 
 qfold::tflite::rounding tflite_build(input& in) {
-  const std::uint8_t b = in.u8();
+  const std::uint8_t b = in.byte();
   return b % 3 == 0   ? qfold::tflite::rounding::double_round
          : b % 3 == 1 ? qfold::tflite::rounding::single_round
-                      : static_cast<qfold::tflite::rounding>(in.u8());
+                      : static_cast<qfold::tflite::rounding>(in.byte());
 }
 bool valid(qfold::tflite::rounding b) {
   return b == qfold::tflite::rounding::double_round || b == qfold::tflite::rounding::single_round;
@@ -487,7 +433,7 @@ void tflite_quantize_case(input& in) {
 }
 
 void tflite_requantize_case(input& in) {
-  const std::int32_t x = in.i32(), m = in.i32();
+  const std::int32_t x = in.sized_i32(), m = in.sized_i32();
   const int shift = in.shift();
   const auto build = tflite_build(in);
   const auto q = qfold::tflite::checked::multiply_by_quantized_multiplier(x, m, shift, build);
@@ -504,7 +450,7 @@ void tflite_requantize_case(input& in) {
     check(qfold::tflite::multiply_by_quantized_multiplier(x, m, shift, build) == *q,
           "tflite: unchecked form");
   // The int64 overload (16x8).
-  const std::int64_t x64 = in.i64();
+  const std::int64_t x64 = in.sized_i64();
   const auto q64 = qfold::tflite::checked::multiply_by_quantized_multiplier(x64, m, shift);
   same(q64, qref::tflite_multiply_by_quantized_multiplier_int64(x64, m, shift),
        "multiply_by_quantized_multiplier(int64) differs from the model");
@@ -517,12 +463,12 @@ void tflite_requantize_case(input& in) {
 
 void cmsis_case(input& in) {
   using qfold::cmsis_nn::rounding;
-  const std::int32_t v = in.i32(), m = in.i32();
+  const std::int32_t v = in.sized_i32(), m = in.sized_i32();
   const auto shift = static_cast<std::int32_t>(in.shift());
-  const std::uint8_t b = in.u8();
+  const std::uint8_t b = in.byte();
   const auto build = b % 3 == 0   ? rounding::double_round
                      : b % 3 == 1 ? rounding::single_round
-                                  : static_cast<rounding>(in.u8());
+                                  : static_cast<rounding>(in.byte());
   const auto q = qfold::cmsis_nn::checked::requantize(v, m, shift, build);
   named(q, "cmsis: unnamed error");
   if (build != rounding::double_round && build != rounding::single_round)
@@ -534,8 +480,8 @@ void cmsis_case(input& in) {
          "cmsis_nn::requantize differs from the model");
   }
   if (q) check(qfold::cmsis_nn::requantize(v, m, shift, build) == *q, "cmsis: unchecked form");
-  const std::int64_t v64 = in.flag() ? in.raw<std::int64_t>() : in.i64();
-  const std::int32_t rm = in.flag() ? in.i32() : static_cast<std::int32_t>(in.u8()) - 2;
+  const std::int64_t v64 = in.flag() ? in.raw<std::int64_t>() : in.sized_i64();
+  const std::int32_t rm = in.flag() ? in.sized_i32() : static_cast<std::int32_t>(in.byte()) - 2;
   const auto s64 = static_cast<std::int32_t>(in.shift());
   const auto q64 = qfold::cmsis_nn::checked::requantize_s64(v64, rm, s64);
   same(q64, qref::cmsis_requantize_s64(v64, rm, s64), "requantize_s64 differs from the model");
@@ -543,21 +489,21 @@ void cmsis_case(input& in) {
 }
 
 void gemmlowp_case(input& in) {
-  const std::int32_t a = in.flag() ? static_cast<std::int32_t>(i32min) : in.i32();
-  const std::int32_t b = in.flag() ? static_cast<std::int32_t>(i32min) : in.i32();
+  const std::int32_t a = in.flag() ? static_cast<std::int32_t>(i32min) : in.sized_i32();
+  const std::int32_t b = in.flag() ? static_cast<std::int32_t>(i32min) : in.sized_i32();
   check(qfold::gemmlowp::saturating_rounding_doubling_high_mul(a, b) == qref::gemmlowp_srdhm(a, b),
         "srdhm differs from the model");
   check(qfold::cmsis_nn::doubling_high_mult_no_sat(a, b) ==
             qref::cmsis_doubling_high_mult_no_sat(a, b).value,
         "no_sat differs from the model");
-  const int e = in.u8() & 31;
+  const int e = in.byte() & 31;
   const auto r = qref::gemmlowp_rounding_divide_by_pot(a, e);
   check(r.ok && qfold::gemmlowp::rounding_divide_by_pot(a, e) == r.value,
         "rounding_divide_by_pot differs from the model");
 }
 
 void conversion_case(input& in) {
-  const std::int32_t m = in.i32();
+  const std::int32_t m = in.sized_i32();
   const int shift = in.shift();
   const auto t = qfold::tflite::to_tosa({m, shift});
   if (m < 0)
@@ -583,12 +529,13 @@ void conversion_case(input& in) {
 }
 
 void disagreement_case(input& in) {
-  const qfold::tflite::quantized_multiplier m{in.i32(), static_cast<int>(in.u8() % 80) - 40};
+  const qfold::tflite::quantized_multiplier m{in.sized_i32(),
+                                              static_cast<int>(in.byte() % 80) - 40};
   const auto build = tflite_build(in);
   const bool dr = in.flag();
-  const std::int32_t lo = in.i32();
-  const std::int32_t hi =
-      static_cast<std::int32_t>(std::min<std::int64_t>(i32max, std::int64_t{lo} + (in.u8() & 63)));
+  const std::int32_t lo = in.sized_i32();
+  const std::int32_t hi = static_cast<std::int32_t>(
+      std::min<std::int64_t>(i32max, std::int64_t{lo} + (in.byte() & 63)));
   const auto got = qfold::tflite::first_disagreement(m, build, dr, lo, hi);
   const bool single = build == qfold::tflite::rounding::single_round;
   const bool tosa_ok = m.multiplier >= 0 && m.shift >= -31 && m.shift <= 29;
@@ -609,7 +556,7 @@ void disagreement_case(input& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   input in(data, size);
-  switch (in.u8() % 14) {
+  switch (in.byte() % 14) {
     case 0:
       apply_scale_32_case(in);
       break;

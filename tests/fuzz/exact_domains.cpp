@@ -37,51 +37,7 @@
 #include <vector>
 
 #include "exact_support.hpp"
-
-namespace fuzz {
-
-// The fuzzer's bytes read in order as little-endian integers; past the end every read gives 0,
-// so any input (even an empty one) is a valid case.
-class input {
- public:
-  input(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-
-  std::uint64_t bits(int bytes) {
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) {
-      const std::uint64_t b = at_ < size_ ? data_[at_] : 0;
-      ++at_;
-      v |= b << (8 * i);
-    }
-    return v;
-  }
-  std::uint8_t byte() { return static_cast<std::uint8_t>(bits(1)); }
-  bool flag() { return (byte() & 1) != 0; }
-  std::int64_t i64() { return static_cast<std::int64_t>(bits(8)); }
-  std::int32_t i32() { return static_cast<std::int32_t>(static_cast<std::uint32_t>(bits(4))); }
-  std::int64_t i16() { return static_cast<std::int16_t>(static_cast<std::uint16_t>(bits(2))); }
-  std::int64_t i8() { return static_cast<std::int8_t>(byte()); }
-  float f32() { return std::bit_cast<float>(static_cast<std::uint32_t>(bits(4))); }
-  double f64() { return std::bit_cast<double>(bits(8)); }
-  std::size_t count(std::size_t max) { return byte() % (max + 1); }  // 0..max
-
- private:
-  const std::uint8_t* data_;
-  std::size_t size_;
-  std::size_t at_ = 0;
-};
-
-// A finding: the message, then abort (libFuzzer saves the input).
-[[noreturn]] inline void fail(const char* what) {
-  std::fputs(what, stderr);
-  std::fputc('\n', stderr);
-  std::abort();
-}
-inline void check(bool ok, const char* what) {
-  if (!ok) fail(what);
-}
-
-}  // namespace fuzz
+#include "fuzz/fuzz_input.hpp"
 
 namespace {
 using qfold::rescale_attributes;

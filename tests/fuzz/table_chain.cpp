@@ -23,69 +23,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "fuzz/fuzz_input.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {
-// Fields are read little-endian from the front of the input; reads past its end give zeros, so
-// every input is valid and short seeds work.
-class input {
- public:
-  input(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
-
-  std::uint64_t bits(int bytes) {
-    std::uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) {
-      const std::uint64_t b = pos_ < size_ ? data_[pos_] : 0;
-      ++pos_;
-      v |= b << (8 * i);
-    }
-    return v;
-  }
-  std::uint8_t u8() { return static_cast<std::uint8_t>(bits(1)); }
-  bool flag() { return (u8() & 1) != 0; }
-  template <class T>
-  T raw() {  // any bit pattern of T
-    const std::uint64_t v = bits(static_cast<int>(sizeof(T)));
-    if constexpr (sizeof(T) == 8) {
-      return std::bit_cast<T>(v);
-    } else if constexpr (sizeof(T) == 4) {
-      return std::bit_cast<T>(static_cast<std::uint32_t>(v));
-    } else if constexpr (sizeof(T) == 2) {
-      return std::bit_cast<T>(static_cast<std::uint16_t>(v));
-    } else {
-      return std::bit_cast<T>(static_cast<std::uint8_t>(v));
-    }
-  }
-  // A value of chosen magnitude: one byte gives a bit count b, then a raw integer shifted
-  // arithmetically down to |v| < 2^b, so that the edges of every width are common.
-  std::int64_t i64() {
-    const int b = u8() & 63;
-    return raw<std::int64_t>() >> (63 - b);
-  }
-  std::int32_t i32() {
-    const int b = u8() & 31;
-    return raw<std::int32_t>() >> (31 - b);
-  }
-  // A shift count: -64..190 from one byte, or (byte 0xFF) any int.
-  int shift() {
-    const std::uint8_t b = u8();
-    return b == 0xFF ? raw<std::int32_t>() : static_cast<int>(b) - 64;
-  }
-
- private:
-  const std::uint8_t* data_;
-  std::size_t size_;
-  std::size_t pos_ = 0;
-};
-
-// A finding: abort, and libFuzzer saves the input. `what` names the check (seen in the trace).
-[[noreturn]] void finding(const char* what) {
-  std::fprintf(stderr, "qfold fuzz finding: %s\n", what);
-  std::abort();
-}
-void check(bool ok, const char* what) {
-  if (!ok) finding(what);
-}
+using fuzz::check;
+using fuzz::input;
 
 using qfold::errc;
 using qfold::qparams;
@@ -123,13 +66,13 @@ std::optional<std::array<std::int64_t, 2>> type_range(qfold::dtype t) {
   }
 }
 double scale_from(input& in) {
-  switch (in.u8() % 5) {
+  switch (in.byte() % 5) {
     case 0:
     case 1:  // (1 + m/256) * 2^-e: the scales real graphs use
-      return std::ldexp(1.0 + in.u8() / 256.0, -static_cast<int>(in.u8() % 24));
+      return std::ldexp(1.0 + in.byte() / 256.0, -static_cast<int>(in.byte() % 24));
     case 2:
       return std::ldexp(static_cast<double>(in.raw<std::uint32_t>() | 1u),
-                        static_cast<int>(in.u8()) * 5 - 700);  // every exponent
+                        static_cast<int>(in.byte()) * 5 - 700);  // every exponent
     case 3:
       return std::bit_cast<double>(in.raw<std::uint64_t>() & 0x000FFFFFFFFFFFFFull);  // subnormal
     default:
@@ -138,39 +81,40 @@ double scale_from(input& in) {
 }
 qparams qparams_from(input& in, qfold::dtype usual) {
   qparams q;
-  q.type = in.u8() % 8 == 7 ? (in.flag() ? static_cast<qfold::dtype>(in.u8()) : dtypes[in.u8() % 5])
-                            : usual;
+  q.type = in.byte() % 8 == 7
+               ? (in.flag() ? static_cast<qfold::dtype>(in.byte()) : dtypes[in.byte() % 5])
+               : usual;
   q.scale = scale_from(in);
-  switch (in.u8() % 4) {
+  switch (in.byte() % 4) {
     case 0:
       q.zero_point = 0;
       break;
     case 1:
-      q.zero_point = static_cast<std::int8_t>(in.u8());
+      q.zero_point = static_cast<std::int8_t>(in.byte());
       break;
     case 2:
-      q.zero_point = in.i32();
+      q.zero_point = in.sized_i32();
       break;
     default:
       q.zero_point = in.raw<std::int32_t>();
   }
   const auto r = type_range(usual);
-  if (in.u8() % 4 != 0) {
+  if (in.byte() % 4 != 0) {
     q.qmin = static_cast<std::int32_t>((*r)[0]);
     q.qmax = static_cast<std::int32_t>((*r)[1]);
   } else {
-    q.qmin = in.i32();
-    q.qmax = in.i32();
+    q.qmin = in.sized_i32();
+    q.qmax = in.sized_i32();
   }
   return q;
 }
 template <class Real>
 qfold::quant_convention<Real> convention_from(input& in) {
-  const std::uint8_t b = in.u8(), f = in.u8();
+  const std::uint8_t b = in.byte(), f = in.byte();
   qfold::quant_convention<Real> c;
   c.rounding = static_cast<qfold::math::rounding_rule>(b % 8 < 4    ? b % 4
                                                        : b % 8 == 4 ? 4
-                                                                    : in.u8());
+                                                                    : in.byte());
   c.zero_point_before_rounding = (f & 1) != 0;
   c.multiply_by_reciprocal = (f & 2) != 0;
   c.reciprocal_in_double = (f & 4) != 0;
@@ -255,9 +199,9 @@ struct any_fn {
   }
 };
 any_fn fn_from(input& in) {
-  const int w = in.u8() % 13;
+  const int w = in.byte() % 13;
   return {w, in.flag() ? in.raw<double>()
-                       : static_cast<double>(static_cast<std::int8_t>(in.u8())) / 16};
+                       : static_cast<double>(static_cast<std::int8_t>(in.byte())) / 16};
 }
 
 template <class T>
@@ -301,7 +245,7 @@ void table8_case(const qfold::quant_convention<Real>& c, const any_fn& f, const 
 template <class Real>
 void table8_dispatch(input& in, const qfold::quant_convention<Real>& c) {
   const any_fn f = fn_from(in);
-  const std::uint8_t pair = in.u8();
+  const std::uint8_t pair = in.byte();
   const bool in_unsigned = (pair & 1) != 0;
   const int out_kind = (pair >> 1) % 3;
   const qparams qi = qparams_from(in, in_unsigned ? qfold::dtype::uint8 : qfold::dtype::int8);
@@ -320,7 +264,7 @@ void table8_dispatch(input& in, const qfold::quant_convention<Real>& c) {
 }
 
 void table8_op(input& in) {
-  switch (in.u8() % 6) {
+  switch (in.byte() % 6) {
     case 0:
       return table8_dispatch(in, qfold::conventions::executorch);
     case 1:
@@ -384,7 +328,7 @@ qfold::int16_table int16_table_from(input& in) {
   qfold::int16_table t;
   std::uint64_t state = in.raw<std::uint64_t>();
   const bool smooth = in.flag();
-  const int step = in.u8();
+  const int step = in.byte();
   std::int64_t v = static_cast<std::int16_t>(in.raw<std::uint16_t>());
   for (auto& k : t.values) {
     state = state * 6364136223846793005u + 1442695040888963407u;
@@ -429,14 +373,14 @@ void lookup_op(input& in) {
           "tflite_lookup differs from TFLite");
   }
   // Tables from data of any size; TFLite order round trip.
-  std::vector<std::int16_t> knots(in.flag() ? 513 : in.u8() * 3u);
+  std::vector<std::int16_t> knots(in.flag() ? 513 : in.byte() * 3u);
   for (std::size_t i = 0; i < knots.size(); ++i) knots[i] = t.values[i % 513];
   const auto from = qfold::int16_table_from(knots);
   if (knots.size() == 513)
     check(from && *from == t, "int16_table_from");
   else
     code_is(from, errc::size_mismatch, "int16_table_from: size");
-  std::vector<std::int8_t> entries(in.flag() ? 256 : in.u8());
+  std::vector<std::int8_t> entries(in.flag() ? 256 : in.byte());
   for (std::size_t i = 0; i < entries.size(); ++i)
     entries[i] = static_cast<std::int8_t>(t.values[i]);
   const auto t8 =
@@ -450,24 +394,25 @@ void lookup_op(input& in) {
 }
 // --- RESCALE attributes from bytes: mostly legal-looking, sometimes out of every enum ---------
 qfold::int_type type_from(input& in) {
-  const std::uint8_t b = in.u8();
+  const std::uint8_t b = in.byte();
   constexpr qfold::int_type valid[] = {qfold::int_type::i8, qfold::int_type::i16,
                                        qfold::int_type::i32, qfold::int_type::i48};
-  if (b % 8 == 7) return static_cast<qfold::int_type>(in.u8());  // any byte, usually no type at all
+  if (b % 8 == 7)
+    return static_cast<qfold::int_type>(in.byte());  // any byte, usually no type at all
   return valid[b % 4];
 }
 std::int64_t zp_from(input& in) {
-  switch (in.u8() % 6) {
+  switch (in.byte() % 6) {
     case 0:
       return 0;
     case 1:
-      return static_cast<std::int8_t>(in.u8());
+      return static_cast<std::int8_t>(in.byte());
     case 2:
-      return in.u8();
+      return in.byte();
     case 3:
       return 32768;
     case 4:
-      return in.i64();
+      return in.sized_i64();
     default:
       return in.raw<std::int64_t>();
   }
@@ -476,22 +421,24 @@ qfold::rescale_attributes attributes_from(input& in) {
   qfold::rescale_attributes a;
   a.input_type = type_from(in);
   a.output_type = type_from(in);
-  const std::uint8_t f = in.u8();
+  const std::uint8_t f = in.byte();
   a.scale32 = (f & 1) == 0;
   a.per_channel = (f & 2) != 0;
   a.input_unsigned = (f & 4) != 0;
   a.output_unsigned = (f & 8) != 0;
-  const std::uint8_t r = in.u8();
-  a.rounding = static_cast<qfold::rounding_mode>(r % 8 < 6 ? 1 + r % 3 : r % 8 == 6 ? 0 : in.u8());
+  const std::uint8_t r = in.byte();
+  a.rounding = static_cast<qfold::rounding_mode>(r % 8 < 6    ? 1 + r % 3
+                                                 : r % 8 == 6 ? 0
+                                                              : in.byte());
   a.input_zp = zp_from(in);
   a.output_zp = zp_from(in);
   return a;
 }
 qfold::scale_factor scale_factor_from(input& in) {
-  const std::uint8_t b = in.u8();
-  std::int32_t m = in.i32();
+  const std::uint8_t b = in.byte();
+  std::int32_t m = in.sized_i32();
   if ((b & 3) != 0) m &= std::numeric_limits<std::int32_t>::max();
-  const std::uint8_t s = in.u8();
+  const std::uint8_t s = in.byte();
   return {m, s < 0xC0 ? 2 + s % 61 : in.shift()};
 }
 
@@ -524,15 +471,15 @@ qref::Result<std::int64_t> ref_rescale(const qfold::rescale_attributes& a, qfold
 
 // --- chains: steps from bytes, and an independent step-by-step evaluation --------------------
 chain::step step_from(input& in) {
-  switch (in.u8() % 7) {
+  switch (in.byte() % 7) {
     case 0:
       return chain::rescale{attributes_from(in), scale_factor_from(in)};
     case 1:
-      return chain::mul{in.i32(), in.flag() ? in.shift() : 0, in.flag()};
+      return chain::mul{in.sized_i32(), in.flag() ? in.shift() : 0, in.flag()};
     case 2:
-      return chain::add{in.i32()};
+      return chain::add{in.sized_i32()};
     case 3:
-      return chain::clamp{in.flag() ? in.raw<std::int64_t>() : in.i64(), in.i64()};
+      return chain::clamp{in.flag() ? in.raw<std::int64_t>() : in.sized_i64(), in.sized_i64()};
     case 4: {
       chain::table t;
       std::uint64_t state = in.raw<std::uint64_t>();
@@ -542,18 +489,18 @@ chain::step step_from(input& in) {
         v = wide ? static_cast<std::int32_t>(static_cast<std::uint32_t>(state >> 32))
                  : static_cast<std::int8_t>(static_cast<std::uint8_t>(state >> 56));
       }
-      const std::uint8_t f = in.u8();
-      t.first_code = f % 4 == 0 ? -128 : f % 4 == 1 ? 0 : in.i32();
+      const std::uint8_t f = in.byte();
+      t.first_code = f % 4 == 0 ? -128 : f % 4 == 1 ? 0 : in.sized_i32();
       return t;
     }
     case 5:
       return chain::table16{int16_table_from(in)};
     default: {
       using f = chain::requantize::flavour;
-      const std::int32_t m = in.i32();
+      const std::int32_t m = in.sized_i32();
       const int s = in.shift();
-      const std::uint8_t k = in.u8();
-      return chain::requantize{m, s, k % 8 < 4 ? static_cast<f>(k % 4) : static_cast<f>(in.u8())};
+      const std::uint8_t k = in.byte();
+      return chain::requantize{m, s, k % 8 < 4 ? static_cast<f>(k % 4) : static_cast<f>(in.byte())};
     }
   }
 }
@@ -645,7 +592,7 @@ void same_as_reference(const qfold::result<std::int64_t>& r, const chain_expect&
 }
 
 std::vector<chain::step> steps_from(input& in, std::size_t max) {
-  std::vector<chain::step> steps(in.u8() % (max + 1));
+  std::vector<chain::step> steps(in.byte() % (max + 1));
   for (auto& s : steps) s = step_from(in);
   return steps;
 }
@@ -653,7 +600,7 @@ std::vector<chain::step> steps_from(input& in, std::size_t max) {
 void evaluate_op(input& in) {
   const auto steps = steps_from(in, 6);
   for (int k = 0; k < 4; ++k) {
-    const std::int64_t x = in.flag() ? in.raw<std::int64_t>() : in.i64();
+    const std::int64_t x = in.flag() ? in.raw<std::int64_t>() : in.sized_i64();
     same_as_reference(chain::evaluate(steps, x), reference_chain(steps, x), "chain::evaluate");
   }
 }
@@ -680,7 +627,7 @@ void collapse_case(std::span<const chain::step> steps) {
 }
 void collapse_op(input& in) {
   const auto steps = steps_from(in, 5);
-  switch (in.u8() % 6) {
+  switch (in.byte() % 6) {
     case 0:
       return collapse_case<std::int8_t, std::int8_t>(steps);
     case 1:
@@ -797,7 +744,8 @@ void math_op(input& in) {
   math_case(in.raw<double>());
   math_case(in.raw<float>());
   // Inputs near the ranges tables use: a small integer times a power of two.
-  const double y = std::ldexp(static_cast<double>(in.i32()), -static_cast<int>(in.u8() % 64));
+  const double y =
+      std::ldexp(static_cast<double>(in.sized_i32()), -static_cast<int>(in.byte() % 64));
   math_case(y);
   math_case(static_cast<float>(y));
 }
@@ -805,7 +753,7 @@ void math_op(input& in) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   input in(data, size);
-  switch (in.u8() % 10) {
+  switch (in.byte() % 10) {
     case 0:
     case 1:
       table8_op(in);
