@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "reference/from_qfold.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {  // test-only: each test file gets its own copy
@@ -39,31 +40,10 @@ i64 pick(std::mt19937_64& gen, i64 lo, i64 hi) {
 }
 
 // --- the reference's RESCALE ----------------------------------------------------------------
-qref::DType ref_type(int_type t) {
-  return t == int_type::i8    ? qref::DType::i8
-         : t == int_type::i16 ? qref::DType::i16
-         : t == int_type::i32 ? qref::DType::i32
-                              : qref::DType::i48;
-}
-qref::RescaleParams ref_params(const qfold::rescale_attributes& a, i64 multiplier, int shift) {
-  qref::RescaleParams p;
-  p.in_t = ref_type(a.input_type);
-  p.out_t = ref_type(a.output_type);
-  p.scale32 = a.scale32;
-  p.rounding_mode = a.rounding == qfold::rounding_mode::double_round
-                        ? qref::RoundingMode::double_round
-                        : qref::RoundingMode::single_round;
-  p.input_unsigned = a.input_unsigned;
-  p.output_unsigned = a.output_unsigned;
-  p.input_zp = a.input_zp;
-  p.output_zp = a.output_zp;
-  p.multiplier = multiplier;
-  p.shift = shift;
-  return p;
-}
 std::optional<i64> ref_rescale(const qfold::rescale_attributes& a, i64 multiplier, int shift,
                                i64 x) {
-  const auto r = qref::rescale_element(ref_params(a, multiplier, shift), x);
+  const auto r =
+      qref::rescale_element(qref::as_qfold_evaluates(qref::from_qfold(a, multiplier, shift)), x);
   return r.ok ? std::optional<i64>(r.value) : std::nullopt;
 }
 // Does the certificate give y on every input, evaluated by the reference?
@@ -168,7 +148,8 @@ std::vector<i64> output_zero_points(domain d, std::span<const i64> y, const qfol
               space.output_unsigned,
               izp,
               ozp};
-          if (qref::rescale_error_if(ref_params(a, 0, shift)).any()) continue;
+          if (qref::rescale_error_if(qref::as_qfold_evaluates(qref::from_qfold(a, 0, shift))).any())
+            continue;
           const mrange m = reference_multipliers(d, y, a, shift);
           if (!m.empty() && (!best || m.lo < best->scale.multiplier))
             best = qfold::rescale_certificate{a, {static_cast<std::int32_t>(m.lo), shift}};

@@ -20,11 +20,15 @@
 #include <vector>
 
 #include "fuzz/fuzz_input.hpp"
+#include "fuzz/rescale_input.hpp"
+#include "reference/from_qfold.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {
+using fuzz::attributes_from;
 using fuzz::check;
 using fuzz::input;
+using fuzz::scale_factor_from;
 
 using qfold::errc;
 using qfold::int_type;
@@ -52,95 +56,13 @@ void same(const qfold::result<Q>& q, const qref::Result<R>& r, const char* what)
   named(q, what);
 }
 
-// --- RESCALE attributes from bytes: mostly legal-looking, sometimes out of every enum ---------
-int_type type_from(input& in) {
-  const std::uint8_t b = in.byte();
-  constexpr int_type valid[] = {int_type::i8, int_type::i16, int_type::i32, int_type::i48};
-  if (b % 8 == 7) return static_cast<int_type>(in.byte());  // any byte, usually no type at all
-  return valid[b % 4];
-}
-std::int64_t zp_from(input& in) {
-  switch (in.byte() % 6) {
-    case 0:
-      return 0;
-    case 1:
-      return static_cast<std::int8_t>(in.byte());
-    case 2:
-      return in.byte();
-    case 3:
-      return 32768;
-    case 4:
-      return in.sized_i64();
-    default:
-      return in.raw<std::int64_t>();
-  }
-}
-rescale_attributes attributes_from(input& in) {
-  rescale_attributes a;
-  a.input_type = type_from(in);
-  a.output_type = type_from(in);
-  const std::uint8_t f = in.byte();
-  a.scale32 = (f & 1) == 0;
-  a.per_channel = (f & 2) != 0;
-  a.input_unsigned = (f & 4) != 0;
-  a.output_unsigned = (f & 8) != 0;
-  const std::uint8_t r = in.byte();
-  a.rounding = static_cast<qfold::rounding_mode>(r % 8 < 6    ? 1 + r % 3
-                                                 : r % 8 == 6 ? 0
-                                                              : in.byte());
-  a.input_zp = zp_from(in);
-  a.output_zp = zp_from(in);
-  return a;
-}
-scale_factor scale_from(input& in) {
-  const std::uint8_t b = in.byte();
-  std::int32_t m = in.sized_i32();
-  if ((b & 3) != 0) m &= std::numeric_limits<std::int32_t>::max();
-  const std::uint8_t s = in.byte();
-  return {m, s < 0xC0 ? 2 + s % 61 : in.shift()};
-}
-
-qref::DType ref_type(int_type t) {
-  return t == int_type::i8    ? qref::DType::i8
-         : t == int_type::i16 ? qref::DType::i16
-         : t == int_type::i32 ? qref::DType::i32
-                              : qref::DType::i48;
-}
-// The model's RESCALE element. INEXACT_ROUND is not a function in the model; qfold evaluates it
-// as SINGLE_ROUND (one permitted result), so that is what it is compared with.
-qref::Result<std::int64_t> ref_rescale(const rescale_attributes& a, scale_factor s,
-                                       std::int64_t x) {
-  qref::RescaleParams p;
-  p.in_t = ref_type(a.input_type);
-  p.out_t = ref_type(a.output_type);
-  p.scale32 = a.scale32;
-  p.rounding_mode = a.rounding == qfold::rounding_mode::inexact_round
-                        ? qref::RoundingMode::single_round
-                        : static_cast<qref::RoundingMode>(static_cast<int>(a.rounding));
-  p.per_channel = a.per_channel;
-  p.input_unsigned = a.input_unsigned;
-  p.output_unsigned = a.output_unsigned;
-  p.input_zp = a.input_zp;
-  p.output_zp = a.output_zp;
-  p.multiplier = s.multiplier;
-  p.shift = s.shift;
-  return qref::rescale_element(p, x);
-}
 bool types_valid(const rescale_attributes& a) {
   return qfold::is_valid(a.input_type) && qfold::is_valid(a.output_type);
 }
 // The spec's ERROR_IF list plus zero points that are no values of their types (the model's).
 bool ref_attributes_legal(const rescale_attributes& a) {
   if (!types_valid(a)) return false;
-  qref::RescaleParams p;
-  p.in_t = ref_type(a.input_type);
-  p.out_t = ref_type(a.output_type);
-  p.scale32 = a.scale32;
-  p.rounding_mode = static_cast<qref::RoundingMode>(static_cast<int>(a.rounding));
-  p.input_unsigned = a.input_unsigned;
-  p.output_unsigned = a.output_unsigned;
-  p.input_zp = a.input_zp;
-  p.output_zp = a.output_zp;
+  const qref::RescaleParams p = qref::from_qfold(a);
   return !qref::rescale_error_if(p).any() &&
          qref::representable(p.in_t, p.input_unsigned, a.input_zp) &&
          qref::representable(p.out_t, p.output_unsigned, a.output_zp);
@@ -151,7 +73,7 @@ bool is_attribute_code(errc c) {
 
 void rescale_value_case(input& in) {
   const rescale_attributes a = attributes_from(in);
-  const scale_factor s = scale_from(in);
+  const scale_factor s = scale_factor_from(in);
   const std::int64_t x = in.flag() ? in.raw<std::int64_t>() : in.sized_i64();
   const auto v = qfold::validate(a);
   check(v.has_value() == ref_attributes_legal(a), "validate(attributes) differs from the model");
@@ -162,7 +84,7 @@ void rescale_value_case(input& in) {
     code_is(q, errc::illegal_type, "rescale_value: out-of-enum type");
     return;
   }
-  same(q, ref_rescale(a, s, x), "rescale_value differs from the model");
+  same(q, qref::rescale_as_qfold(a, s, x), "rescale_value differs from the model");
   if (q) check(qfold::rescale_value(a, s, x) == *q, "rescale_value: unchecked form");
 }
 
@@ -189,7 +111,7 @@ void rescale_array_case(input& in, const rescale_attributes& base) {
     a.output_unsigned = std::is_unsigned_v<Out>;
   }
   std::vector<scale_factor> scales(in.byte() % 6);
-  for (auto& s : scales) s = scale_from(in);
+  for (auto& s : scales) s = scale_factor_from(in);
   std::size_t n = in.byte();
   if (in.flag()) n += 512;  // the 8-bit table path starts at 512 elements
   const std::size_t out_n = n > 0 && in.byte() % 8 == 0 ? n - 1 : n;
@@ -247,7 +169,8 @@ void rescale_array_case(input& in, const rescale_attributes& base) {
   }
   std::vector<std::int64_t> want(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const auto w = ref_rescale(a, scales[i % channels], static_cast<std::int64_t>(values[i]));
+    const auto w =
+        qref::rescale_as_qfold(a, scales[i % channels], static_cast<std::int64_t>(values[i]));
     if (!w.ok) {  // the first element the model refuses is the one reported
       check(!r && r.error().index == i, "rescale_array: first failing element");
       return;

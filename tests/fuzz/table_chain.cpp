@@ -24,11 +24,15 @@
 #include <vector>
 
 #include "fuzz/fuzz_input.hpp"
+#include "fuzz/rescale_input.hpp"
+#include "reference/from_qfold.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {
+using fuzz::attributes_from;
 using fuzz::check;
 using fuzz::input;
+using fuzz::scale_factor_from;
 
 using qfold::errc;
 using qfold::qparams;
@@ -392,82 +396,6 @@ void lookup_op(input& in) {
     check((*t8)(static_cast<std::int8_t>(code)) == entries[static_cast<std::size_t>(code + 128)],
           "table8 lookup");
 }
-// --- RESCALE attributes from bytes: mostly legal-looking, sometimes out of every enum ---------
-qfold::int_type type_from(input& in) {
-  const std::uint8_t b = in.byte();
-  constexpr qfold::int_type valid[] = {qfold::int_type::i8, qfold::int_type::i16,
-                                       qfold::int_type::i32, qfold::int_type::i48};
-  if (b % 8 == 7)
-    return static_cast<qfold::int_type>(in.byte());  // any byte, usually no type at all
-  return valid[b % 4];
-}
-std::int64_t zp_from(input& in) {
-  switch (in.byte() % 6) {
-    case 0:
-      return 0;
-    case 1:
-      return static_cast<std::int8_t>(in.byte());
-    case 2:
-      return in.byte();
-    case 3:
-      return 32768;
-    case 4:
-      return in.sized_i64();
-    default:
-      return in.raw<std::int64_t>();
-  }
-}
-qfold::rescale_attributes attributes_from(input& in) {
-  qfold::rescale_attributes a;
-  a.input_type = type_from(in);
-  a.output_type = type_from(in);
-  const std::uint8_t f = in.byte();
-  a.scale32 = (f & 1) == 0;
-  a.per_channel = (f & 2) != 0;
-  a.input_unsigned = (f & 4) != 0;
-  a.output_unsigned = (f & 8) != 0;
-  const std::uint8_t r = in.byte();
-  a.rounding = static_cast<qfold::rounding_mode>(r % 8 < 6    ? 1 + r % 3
-                                                 : r % 8 == 6 ? 0
-                                                              : in.byte());
-  a.input_zp = zp_from(in);
-  a.output_zp = zp_from(in);
-  return a;
-}
-qfold::scale_factor scale_factor_from(input& in) {
-  const std::uint8_t b = in.byte();
-  std::int32_t m = in.sized_i32();
-  if ((b & 3) != 0) m &= std::numeric_limits<std::int32_t>::max();
-  const std::uint8_t s = in.byte();
-  return {m, s < 0xC0 ? 2 + s % 61 : in.shift()};
-}
-
-qref::DType ref_type(qfold::int_type t) {
-  return t == qfold::int_type::i8    ? qref::DType::i8
-         : t == qfold::int_type::i16 ? qref::DType::i16
-         : t == qfold::int_type::i32 ? qref::DType::i32
-                                     : qref::DType::i48;
-}
-// The model's RESCALE element. INEXACT_ROUND is not a function in the model; qfold evaluates it
-// as SINGLE_ROUND (one permitted result), so that is what it is compared with.
-qref::Result<std::int64_t> ref_rescale(const qfold::rescale_attributes& a, qfold::scale_factor s,
-                                       std::int64_t x) {
-  qref::RescaleParams p;
-  p.in_t = ref_type(a.input_type);
-  p.out_t = ref_type(a.output_type);
-  p.scale32 = a.scale32;
-  p.rounding_mode = a.rounding == qfold::rounding_mode::inexact_round
-                        ? qref::RoundingMode::single_round
-                        : static_cast<qref::RoundingMode>(static_cast<int>(a.rounding));
-  p.per_channel = a.per_channel;
-  p.input_unsigned = a.input_unsigned;
-  p.output_unsigned = a.output_unsigned;
-  p.input_zp = a.input_zp;
-  p.output_zp = a.output_zp;
-  p.multiplier = s.multiplier;
-  p.shift = s.shift;
-  return qref::rescale_element(p, x);
-}
 
 // --- chains: steps from bytes, and an independent step-by-step evaluation --------------------
 chain::step step_from(input& in) {
@@ -517,7 +445,7 @@ expect reference_step(const chain::step& s, std::int64_t x) {
   if (const auto* r = std::get_if<chain::rescale>(&s)) {
     if (!qfold::is_valid(r->attributes.input_type) || !qfold::is_valid(r->attributes.output_type))
       return fail_with(errc::illegal_type);
-    const auto v = ref_rescale(r->attributes, r->scale, x);
+    const auto v = qref::rescale_as_qfold(r->attributes, r->scale, x);
     return v.ok ? expect{true, v.value, {}} : fail_with();
   }
   if (const auto* m = std::get_if<chain::mul>(&s)) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catch_compat.hpp"
+#include "reference/from_qfold.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {
@@ -16,34 +17,8 @@ using qfold::rescale_attributes;
 using qfold::rounding_mode;
 using qfold::scale_factor;
 
-qref::DType to_ref(int_type t) {
-  switch (t) {
-    case int_type::i8:
-      return qref::DType::i8;
-    case int_type::i16:
-      return qref::DType::i16;
-    case int_type::i32:
-      return qref::DType::i32;
-    case int_type::i48:
-      return qref::DType::i48;
-  }
-  return qref::DType::i8;
-}
-
 qref::RescaleParams to_ref(const rescale_attributes& a, scale_factor s) {
-  qref::RescaleParams p;
-  p.in_t = to_ref(a.input_type);
-  p.out_t = to_ref(a.output_type);
-  p.scale32 = a.scale32;
-  p.rounding_mode = static_cast<qref::RoundingMode>(static_cast<int>(a.rounding));
-  p.per_channel = a.per_channel;
-  p.input_unsigned = a.input_unsigned;
-  p.output_unsigned = a.output_unsigned;
-  p.input_zp = a.input_zp;
-  p.output_zp = a.output_zp;
-  p.multiplier = s.multiplier;
-  p.shift = s.shift;
-  return p;
+  return qref::from_qfold(a, s.multiplier, s.shift);
 }
 
 constexpr std::array<int_type, 4> all_types{int_type::i8, int_type::i16, int_type::i32,

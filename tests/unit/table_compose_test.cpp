@@ -9,33 +9,17 @@
 #include <vector>
 
 #include "catch_compat.hpp"
+#include "reference/from_qfold.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {
 namespace chain = qfold::chain;
 
-qref::DType ref_type(qfold::int_type t) {
-  return t == qfold::int_type::i8    ? qref::DType::i8
-         : t == qfold::int_type::i16 ? qref::DType::i16
-         : t == qfold::int_type::i32 ? qref::DType::i32
-                                     : qref::DType::i48;
-}
-
 // One step by the reference; nullopt where the reference refuses (REQUIRE, UB, ...).
 std::optional<std::int64_t> reference_step(const chain::step& s, std::int64_t x) {
   if (const auto* r = std::get_if<chain::rescale>(&s)) {
-    qref::RescaleParams p;
-    p.in_t = ref_type(r->attributes.input_type);
-    p.out_t = ref_type(r->attributes.output_type);
-    p.scale32 = r->attributes.scale32;
-    p.rounding_mode = static_cast<qref::RoundingMode>(static_cast<int>(r->attributes.rounding));
-    p.input_unsigned = r->attributes.input_unsigned;
-    p.output_unsigned = r->attributes.output_unsigned;
-    p.input_zp = r->attributes.input_zp;
-    p.output_zp = r->attributes.output_zp;
-    p.multiplier = r->scale.multiplier;
-    p.shift = r->scale.shift;
-    const auto v = qref::rescale_element(p, x);
+    const auto v = qref::rescale_element(
+        qref::from_qfold(r->attributes, r->scale.multiplier, r->scale.shift), x);
     return v.ok ? std::optional<std::int64_t>(v.value) : std::nullopt;
   }
   if (const auto* m = std::get_if<chain::mul>(&s)) {
