@@ -1271,20 +1271,7 @@ class graph {
            [mm, keep = out]() mutable { mm->mutable_output(0)->swap(keep); });
     onnx::NodeProto* raw = add.get();
     j.step([&] { pending_.emplace_back(mm, std::move(add)); }, [this] { pending_.pop_back(); });
-    std::string op = "Add";
-    j.step(
-        [&] {
-          e.node = raw;
-          e.op.swap(op);
-          e.linear = linear_form::matmul_add;
-          e.bias_slot = 1;
-        },
-        [&e, mm, keep = std::string("MatMul")]() mutable {
-          e.node = mm;
-          e.op.swap(keep);
-          e.linear = linear_form::matmul;
-          e.bias_slot = -1;
-        });
+    switch_matmul_form(j, e, mm, raw, true);
   }
   // The undo of append_matmul_bias.
   void remove_matmul_bias(journal& j, node_id n) {
@@ -1321,20 +1308,25 @@ class graph {
         [this, held, index] {
           pending_.insert(pending_.begin() + static_cast<std::ptrdiff_t>(index), std::move(*held));
         });
-    std::string op = "MatMul";
-    j.step(
-        [&] {
-          e.node = mm;
-          e.op.swap(op);
-          e.linear = linear_form::matmul;
-          e.bias_slot = -1;
-        },
-        [&e, add, keep = std::string("Add")]() mutable {
-          e.node = add;
-          e.op.swap(keep);
-          e.linear = linear_form::matmul_add;
-          e.bias_slot = 1;
-        });
+    switch_matmul_form(j, e, mm, add, false);
+  }
+  // The last journalled step of append_matmul_bias (to_add) and of its undo remove_matmul_bias:
+  // e becomes the MatMul + Add form (node add, op "Add", bias operand 1) when to_add, else the
+  // MatMul form (node mm, op "MatMul", no bias slot); the inverse switches back. Both strings are
+  // made before the step, so neither the step nor its inverse allocates.
+  static void switch_matmul_form(journal& j, entry& e, onnx::NodeProto* mm, onnx::NodeProto* add,
+                                 bool to_add) {
+    const auto set = [&e, mm, add](bool with_add, std::string& op) noexcept {
+      e.node = with_add ? add : mm;
+      e.op.swap(op);
+      e.linear = with_add ? linear_form::matmul_add : linear_form::matmul;
+      e.bias_slot = with_add ? 1 : -1;
+    };
+    std::string op = to_add ? "Add" : "MatMul";
+    j.step([&] { set(to_add, op); },
+           [set, to_add, keep = std::string(to_add ? "MatMul" : "Add")]() mutable {
+             set(!to_add, keep);
+           });
   }
   // Operand i of a plain node is its i-th non-empty input.
   static int physical_slot(const onnx::NodeProto& n, std::size_t i) {

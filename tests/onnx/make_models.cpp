@@ -18,6 +18,9 @@
 namespace {
 
 using qfold_onnx_test::builder;
+using qfold_onnx_test::conv_bn;
+using qfold_onnx_test::gemm_bn;
+using qfold_onnx_test::matmul_bn;
 
 // Written before each seed: the control bytes of tests/fuzz/onnx_mutate.cpp (empty for
 // onnx_fold). These 16 make 8 calls: add a constant, set an operand, replace uses, remove an
@@ -34,26 +37,6 @@ void save(const std::string& dir, const std::string& name, const onnx::ModelProt
   if (!out) throw std::runtime_error("cannot write " + name);
 }
 
-void value_info(builder& b, const std::string& name, std::vector<std::int64_t> dims) {
-  auto* v = b.g->add_value_info();
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(onnx::TensorProto::FLOAT);
-  for (const auto d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-// A valid model, Conv (w: 2 x 2 x 1 x 1) + BatchNormalization, that each bad case breaks in one
-// place. The ONNX checker accepts every one of them unless the case says otherwise.
-builder conv_bn(const char* op = "Conv") {
-  builder b;
-  b.input("x", {1, 2, 4, 4});
-  b.init("w", {2, 2, 1, 1});
-  b.bn_params("bn", 2);
-  b.node(op, "conv", {"x", "w"}, {"c"});
-  b.bn("bn", "c", "bn", "y");
-  b.output("y");
-  return b;
-}
 onnx::TensorProto& init(builder& b, const std::string& name) {
   for (auto& t : *b.g->mutable_initializer())
     if (t.name() == name) return t;
@@ -72,7 +55,9 @@ void external(onnx::TensorProto& t, const std::string& location) {
   kv->set_value(location);
 }
 
-// The bytes of one bad case (raw bytes for the cases that are not a ModelProto at all).
+// The bytes of one bad case (raw bytes for the cases that are not a ModelProto at all): a valid
+// conv_bn model that each case breaks in one place. The ONNX checker accepts every one of them
+// unless the case says otherwise.
 std::string bad_model(const std::string& c) {
   builder b = conv_bn(c.starts_with("transpose_") ? "ConvTranspose" : "Conv");
   onnx::TensorProto& w = init(b, "w");
@@ -120,25 +105,21 @@ std::string bad_model(const std::string& c) {
     auto& g = init(b, "bn.gamma");
     g.set_dims(0, 0);
     g.clear_raw_data();
-  } else if (c == "lying_value_info" || c == "matmul_unknown_rank") {
+  } else if (c == "lying_value_info") {
+    builder m = matmul_bn(false, {2, 4, 6});
+    m.value_info("p", {8, 4});  // says rank 2; x @ W is (2, 4, 4)
+    return m.m.SerializeAsString();
+  } else if (c == "matmul_unknown_rank") {
     builder m;
     m.input("x", {2, 4, 6});
     m.init("W", {6, 4});
     m.bn_params("bn", 4);
-    if (c == "lying_value_info") {
-      m.node("MatMul", "mm", {"x", "W"}, {"p"});
-      auto* v = m.g->add_value_info();  // says rank 2; x @ W is (2, 4, 4)
-      v->set_name("p");
-      auto* t = v->mutable_type()->mutable_tensor_type();
-      t->set_elem_type(onnx::TensorProto::FLOAT);
-      for (const std::int64_t d : {8, 4}) t->mutable_shape()->add_dim()->set_dim_value(d);
-    } else {  // an op whose rank rule qfold does not know, before the MatMul
-      auto* o = m.m.add_opset_import();
-      o->set_domain("com.example");
-      o->set_version(1);
-      m.node("Opaque", "opaque", {"x"}, {"o"})->set_domain("com.example");
-      m.node("MatMul", "mm", {"o", "W"}, {"p"});
-    }
+    // an op whose rank rule qfold does not know, before the MatMul
+    auto* o = m.m.add_opset_import();
+    o->set_domain("com.example");
+    o->set_version(1);
+    m.node("Opaque", "opaque", {"x"}, {"o"})->set_domain("com.example");
+    m.node("MatMul", "mm", {"o", "W"}, {"p"});
     m.bn("bn", "p", "bn", "y");
     m.output("y");
     return m.m.SerializeAsString();
@@ -224,15 +205,9 @@ int make_seeds(const std::string& dir) {
       save(dir, "conv_transpose_bn", b.m);
     }
     for (const std::int64_t trans_b : {0, 1}) {  // Gemm + BN
-      builder b;
-      b.input("x", {2, 6});
-      b.init("B", trans_b == 1 ? std::vector<std::int64_t>{5, 6} : std::vector<std::int64_t>{6, 5});
-      b.init("C", {5});
-      b.bn_params("bn", 5);
-      auto* gemm = b.node("Gemm", "gemm", {"x", "B", "C"}, {"g"});
-      builder::attr(gemm, "transB", trans_b);
-      b.bn("bn", "g", "bn", "y");
-      b.output("y");
+      builder b = gemm_bn(trans_b, true);
+      // transB written out also when it is the default 0
+      if (trans_b == 0) builder::attr(b.g->mutable_node(0), "transB", trans_b);
       save(dir, "gemm_transb" + std::to_string(trans_b) + "_bn", b.m);
     }
     {  // Gemm without C, Flatten before it
@@ -264,14 +239,8 @@ int make_seeds(const std::string& dir) {
       save(dir, "matmul_bn", b.m);
     }
     {  // MatMul of rank 3 (refused) with a value_info that says rank 2
-      builder b;
-      b.input("x", {2, 4, 6});
-      b.init("W", {6, 4});
-      b.bn_params("bn", 4);
-      b.node("MatMul", "mm", {"x", "W"}, {"p"});
-      b.bn("bn", "p", "bn", "y");
-      b.output("y");
-      value_info(b, "p", {8, 4});
+      builder b = matmul_bn(false, {2, 4, 6});
+      b.value_info("p", {8, 4});
       save(dir, "matmul_rank3_lying_value_info", b.m);
     }
     {  // Identity parameters, a Constant weight, a shared initializer, a shared output
@@ -280,19 +249,8 @@ int make_seeds(const std::string& dir) {
       b.init("w", {2, 2, 1, 1});
       b.bn_params("bn", 2);
       b.bn_params("bn2", 2);
-      b.node("Identity", "id_w", {"w"}, {"conv.weight"});
-      b.node("Identity", "id_var", {"bn.var"}, {"bn.running_var"});
-      b.node("Conv", "conv", {"x", "conv.weight"}, {"c"});
-      b.node("BatchNormalization", "bn", {"c", "bn.gamma", "bn.beta", "bn.mean", "bn.running_var"},
-             {"y"});
-      auto* k = b.node("Constant", "k", {}, {"kw"});
-      auto* a = k->add_attribute();
-      a->set_name("value");
-      a->set_type(onnx::AttributeProto::TENSOR);
-      auto* t = a->mutable_t();
-      t->set_data_type(onnx::TensorProto::FLOAT);
-      for (const std::int64_t d : {2, 2, 1, 1}) t->add_dims(d);
-      for (const float v : {1.0f, -2.0f, 0.5f, 3.0f}) t->add_float_data(v);
+      b.conv_bn_through_identity();
+      b.constant("k", "kw", {2, 2, 1, 1}, {1.0f, -2.0f, 0.5f, 3.0f});
       b.node("Conv", "conv2", {"y", "kw"}, {"c2"});
       b.bn("bn2", "c2", "bn2", "z");
       b.node("Conv", "conv3", {"z", "w"}, {"c3"});
@@ -353,12 +311,7 @@ int make_seeds(const std::string& dir) {
       b.bn_params("bn1", 5);
       b.node("Conv", "conv1d", {"s", "w1"}, {"c1"});
       b.bn("bn1", "c1", "bn1", "y1");
-      auto* shape = b.g->add_initializer();
-      shape->set_name("shape");
-      shape->set_data_type(onnx::TensorProto::INT64);
-      shape->add_dims(2);
-      shape->add_int64_data(2);
-      shape->add_int64_data(-1);
+      b.int64_init("shape", {2, -1});
       b.node("Reshape", "flat", {"y1", "shape"}, {"r"});
       b.init("W", {35, 4});
       b.bn_params("bn2", 4);

@@ -15,6 +15,9 @@
 
 namespace {
 using qfold_onnx_test::builder;
+using qfold_onnx_test::conv_bn;
+using qfold_onnx_test::gemm_bn;
+using qfold_onnx_test::matmul_bn;
 
 const onnx::TensorProto* find_init(const onnx::ModelProto& m, const std::string& name) {
   for (const auto& t : m.graph().initializer())
@@ -83,6 +86,23 @@ const qfold_onnx::site& only_site(const qfold_onnx::fold_result& r) {
   return r.sites.front();
 }
 
+// The folded node's weight (operand 1) and bias (operand 2) hold the reference's values.
+void check_weight_and_bias(const onnx::ModelProto& m, const onnx::NodeProto& n,
+                           const expected_fold& want) {
+  CHECK(same_bits(data(m, n.input(1)), want.w));
+  CHECK(same_bits(data(m, n.input(2)), want.b));
+}
+
+// fold_model on a model with one site, which the fold must leave byte for byte as it was (a
+// refused site changes nothing): that site.
+qfold_onnx::site fold_unchanged(onnx::ModelProto& m) {
+  const std::string before = bytes_of(m);
+  const auto r = qfold_onnx::fold_model(m);
+  qfold_onnx::site s = only_site(r);
+  CHECK(bytes_of(m) == before);
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("onnx adapter: conv + batch norm folds, torch's values, output checked") {
@@ -107,8 +127,7 @@ TEST_CASE("onnx adapter: conv + batch norm folds, torch's values, output checked
   const auto* c = find_node(b.m, "conv");
   REQUIRE(c != nullptr);
   CHECK(c->output(0) == "y");  // the graph output keeps its name
-  CHECK(same_bits(data(b.m, c->input(1)), want.w));
-  CHECK(same_bits(data(b.m, c->input(2)), want.b));
+  check_weight_and_bias(b.m, *c, want);
   CHECK_NOTHROW(onnx::checker::check_model(b.m));
 }
 
@@ -171,8 +190,7 @@ TEST_CASE("onnx adapter: ConvTranspose, grouped, folds by output channel") {
   CHECK(only_site(r).folded);
   const auto* up = find_node(b.m, "up");
   REQUIRE(up->input_size() == 3);  // the bias was appended
-  CHECK(same_bits(data(b.m, up->input(1)), want.w));
-  CHECK(same_bits(data(b.m, up->input(2)), want.b));
+  check_weight_and_bias(b.m, *up, want);
   CHECK_NOTHROW(onnx::checker::check_model(b.m));
 }
 
@@ -181,11 +199,7 @@ TEST_CASE("onnx adapter: Identity on initializers is seen through and removed") 
   b.input("x", {1, 2, 4, 4});
   b.init("w", {3, 2, 1, 1});
   b.bn_params("bn", 3);
-  b.node("Identity", "id_w", {"w"}, {"conv.weight"});
-  b.node("Identity", "id_var", {"bn.var"}, {"bn.running_var"});
-  b.node("Conv", "conv", {"x", "conv.weight"}, {"c"});
-  b.node("BatchNormalization", "bn", {"c", "bn.gamma", "bn.beta", "bn.mean", "bn.running_var"},
-         {"y"});
+  b.conv_bn_through_identity();
   b.output("y");
   {
     onnx::ModelProto copy = b.m;
@@ -205,9 +219,7 @@ TEST_CASE("onnx adapter: Identity on initializers is seen through and removed") 
   CHECK(only_site(r).bytes_removed == (6 + 12) * sizeof(float));
   CHECK(count_op(b.m, "Identity") == 0);
   CHECK(b.m.graph().initializer_size() == 2);
-  const auto* conv = find_node(b.m, "conv");
-  CHECK(same_bits(data(b.m, conv->input(1)), want.w));
-  CHECK(same_bits(data(b.m, conv->input(2)), want.b));
+  check_weight_and_bias(b.m, *find_node(b.m, "conv"), want);
   CHECK_NOTHROW(onnx::checker::check_model(b.m));
 }
 
@@ -237,8 +249,7 @@ TEST_CASE("onnx adapter: an initializer shared by several nodes is kept while it
   for (const char* name : {"conv1", "conv2"}) {
     const auto* conv = find_node(b.m, name);
     CHECK(conv->input(1) != "w");
-    CHECK(same_bits(data(b.m, conv->input(1)), want.w));
-    CHECK(same_bits(data(b.m, conv->input(2)), want.b));
+    check_weight_and_bias(b.m, *conv, want);
   }
   CHECK(find_node(b.m, "conv3")->input(1) == "w");
   CHECK_NOTHROW(onnx::checker::check_model(b.m));
@@ -246,39 +257,24 @@ TEST_CASE("onnx adapter: an initializer shared by several nodes is kept while it
 
 TEST_CASE("onnx adapter: Gemm, transB 0 and 1, folds as torch's linear fold") {
   for (const std::int64_t trans_b : {0, 1}) {
-    builder b;
-    b.input("x", {2, 6});
-    b.init("B", trans_b == 1 ? std::vector<std::int64_t>{5, 6} : std::vector<std::int64_t>{6, 5});
-    b.init("C", {5});
-    b.bn_params("bn", 5);
-    auto* gemm = b.node("Gemm", "gemm", {"x", "B", "C"}, {"g"});
-    if (trans_b == 1) builder::attr(gemm, "transB", std::int64_t{1});
-    b.bn("bn", "g", "bn", "y");
-    b.output("y");
+    builder b = gemm_bn(trans_b, true);
+    onnx::ModelProto ref = b.m;
     if (trans_b == 0) {  // the reference sees the (N, K) weight
-      auto* t = const_cast<onnx::TensorProto*>(find_init(b.m, "B"));
-      const auto w = transpose(data(*t), 6, 5);
-      onnx::ModelProto ref = b.m;
       auto* rt = const_cast<onnx::TensorProto*>(find_init(ref, "B"));
+      const auto w = transpose(data(*rt), 6, 5);
       rt->set_raw_data(w.data(), w.size() * sizeof(float));
       rt->set_dims(0, 5);
       rt->set_dims(1, 6);
-      const auto want = reference(ref, "B", "C", "bn", qfold::weight_layout::o_i_s, 1, true);
-      const auto r = qfold_onnx::fold_model(b.m);
-      CHECK(only_site(r).folded);
-      const auto* g = find_node(b.m, "gemm");
-      CHECK(same_bits(data(b.m, g->input(1)), want.w));
-      CHECK(same_bits(data(b.m, g->input(2)), want.b));
+    }
+    const auto want = reference(ref, "B", "C", "bn", qfold::weight_layout::o_i_s, 1, true);
+    const auto r = qfold_onnx::fold_model(b.m);
+    CHECK(only_site(r).folded);
+    const auto* g = find_node(b.m, "gemm");
+    check_weight_and_bias(b.m, *g, want);
+    if (trans_b == 0) {
       bool trans = false;
       for (const auto& a : g->attribute()) trans |= a.name() == "transB" && a.i() == 1;
       CHECK(trans);
-    } else {
-      const auto want = reference(b.m, "B", "C", "bn", qfold::weight_layout::o_i_s, 1, true);
-      const auto r = qfold_onnx::fold_model(b.m);
-      CHECK(only_site(r).folded);
-      const auto* g = find_node(b.m, "gemm");
-      CHECK(same_bits(data(b.m, g->input(1)), want.w));
-      CHECK(same_bits(data(b.m, g->input(2)), want.b));
     }
     CHECK_NOTHROW(onnx::checker::check_model(b.m));
   }
@@ -304,13 +300,10 @@ TEST_CASE("onnx adapter: Gemm forms that are refused, with a note") {
     builder::attr(gemm, "beta", f.beta);
     b.bn("bn", "g", "bn", "y");
     b.output("y");
-    const std::string before = bytes_of(b.m);
-    const auto r = qfold_onnx::fold_model(b.m);
-    const auto& s = only_site(r);
+    const auto s = fold_unchanged(b.m);  // a refused site leaves the model exactly as it was
     CHECK_FALSE(s.folded);
     CHECK(s.reason == "unsupported");
     CHECK(s.note == f.what);
-    CHECK(bytes_of(b.m) == before);  // a refused site leaves the model exactly as it was
   }
 }
 
@@ -354,26 +347,12 @@ TEST_CASE("onnx adapter: MatMul + Add and MatMul alone fold; the weight stays (i
 
 TEST_CASE("onnx adapter: MatMul refusals (rank 3 output, shared product, bias shape)") {
   SECTION("rank 3: the batch norm's channel axis is not the MatMul's last axis") {
-    builder b;
-    b.input("x", {2, 4, 6});
-    b.init("W", {6, 4});
-    b.bn_params("bn", 4);
-    b.node("MatMul", "mm", {"x", "W"}, {"p"});
-    b.bn("bn", "p", "bn", "y");
-    b.output("y");
+    builder b = matmul_bn(false, {2, 4, 6});
     const auto r = qfold_onnx::fold_model(b.m);
     CHECK(only_site(r).reason == "ambiguous_axis");
   }
   SECTION("the MatMul's product has another reader") {
-    builder b;
-    b.input("x", {2, 6});
-    b.init("W", {6, 4});
-    b.init("c", {4});
-    b.bn_params("bn", 4);
-    b.node("MatMul", "mm", {"x", "W"}, {"p"});
-    b.node("Add", "add", {"p", "c"}, {"a"});
-    b.bn("bn", "a", "bn", "y");
-    b.output("y");
+    builder b = matmul_bn(true, {2, 6});
     b.output("p");
     const auto r = qfold_onnx::fold_model(b.m);
     CHECK(only_site(r).reason == "unsupported");
@@ -405,37 +384,17 @@ TEST_CASE("onnx adapter: refusals leave the model unchanged") {
     b.bn("bn", "c", "bn", "y");
     b.node("Add", "add", {"y", "c"}, {"z"});
     b.output("z");
-    const std::string before = bytes_of(b.m);
-    const auto r = qfold_onnx::fold_model(b.m);
-    CHECK(only_site(r).reason == "shared_output");
-    CHECK(bytes_of(b.m) == before);
+    CHECK(fold_unchanged(b.m).reason == "shared_output");
   }
   SECTION("training mode") {
-    builder b(14);
-    b.input("x", {1, 2, 4, 4});
-    b.init("w", {2, 2, 1, 1});
-    b.bn_params("bn", 2);
-    b.node("Conv", "conv", {"x", "w"}, {"c"});
-    builder::attr(b.bn("bn", "c", "bn", "y"), "training_mode", std::int64_t{1});
-    b.output("y");
-    const std::string before = bytes_of(b.m);
-    const auto r = qfold_onnx::fold_model(b.m);
-    CHECK(only_site(r).reason == "training_mode");
-    CHECK(bytes_of(b.m) == before);
+    builder b = conv_bn("Conv", 14);
+    builder::attr(b.g->mutable_node(1), "training_mode", std::int64_t{1});  // the batch norm
+    CHECK(fold_unchanged(b.m).reason == "training_mode");
   }
   SECTION("an initializer that is also a graph input can be overridden: not a constant") {
-    builder b;
-    b.input("x", {1, 2, 4, 4});
+    builder b = conv_bn();
     b.input("w", {2, 2, 1, 1});
-    b.init("w", {2, 2, 1, 1});
-    b.bn_params("bn", 2);
-    b.node("Conv", "conv", {"x", "w"}, {"c"});
-    b.bn("bn", "c", "bn", "y");
-    b.output("y");
-    const std::string before = bytes_of(b.m);
-    const auto r = qfold_onnx::fold_model(b.m);
-    CHECK(only_site(r).reason == "not_constant");
-    CHECK(bytes_of(b.m) == before);
+    CHECK(fold_unchanged(b.m).reason == "not_constant");
   }
   SECTION("a double weight is not a float32 constant") {
     builder b;
@@ -464,13 +423,8 @@ TEST_CASE("onnx adapter: refusals leave the model unchanged") {
     CHECK(s.note == "input is Relu");
   }
   SECTION("spatial = 0 (opset 7): statistics per element") {
-    builder b(7);
-    b.input("x", {1, 2, 4, 4});
-    b.init("w", {2, 2, 1, 1});
-    b.bn_params("bn", 2);
-    b.node("Conv", "conv", {"x", "w"}, {"c"});
-    builder::attr(b.bn("bn", "c", "bn", "y"), "spatial", std::int64_t{0});
-    b.output("y");
+    builder b = conv_bn("Conv", 7);
+    builder::attr(b.g->mutable_node(1), "spatial", std::int64_t{0});  // the batch norm
     const auto r = qfold_onnx::fold_model(b.m);
     const auto& s = only_site(r);
     CHECK_FALSE(s.folded);
@@ -480,14 +434,8 @@ TEST_CASE("onnx adapter: refusals leave the model unchanged") {
 }
 
 TEST_CASE("onnx adapter: a batch norm read by another node and a graph output") {
-  builder b;
-  b.input("x", {1, 2, 4, 4});
-  b.init("w", {2, 2, 1, 1});
-  b.bn_params("bn", 2);
-  b.node("Conv", "conv", {"x", "w"}, {"c"});
-  b.bn("bn", "c", "bn", "y");
+  builder b = conv_bn();  // its output y
   b.node("Relu", "relu", {"y"}, {"r"});
-  b.output("y");
   b.output("r");
   auto* vi = b.g->add_value_info();  // value_info of the conv's old output goes away
   vi->set_name("c");
@@ -505,14 +453,7 @@ TEST_CASE("onnx adapter: a Constant node as the weight") {
   builder b;
   b.input("x", {1, 2, 4, 4});
   b.bn_params("bn", 2);
-  auto* k = b.node("Constant", "k", {}, {"w"});
-  auto* a = k->add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
-  auto* t = a->mutable_t();
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  for (const std::int64_t d : {2, 2, 1, 1}) t->add_dims(d);
-  for (const float v : {1.0f, -2.0f, 0.5f, 3.0f}) t->add_float_data(v);
+  b.constant("k", "w", {2, 2, 1, 1}, {1.0f, -2.0f, 0.5f, 3.0f});
   b.node("Conv", "conv", {"x", "w"}, {"c"});
   b.bn("bn", "c", "bn", "y");
   b.output("y");
@@ -567,15 +508,8 @@ TEST_CASE("onnx adapter: an absent bias (empty input name or none) is added in i
     CHECK_NOTHROW(onnx::checker::check_model(b.m));
   }
   SECTION("Gemm without C: C added, beta becomes 1") {
-    builder b;
-    b.input("x", {2, 6});
-    b.init("B", {5, 6});
-    b.bn_params("bn", 5);
-    auto* gemm = b.node("Gemm", "gemm", {"x", "B"}, {"g"});
-    builder::attr(gemm, "transB", std::int64_t{1});
-    builder::attr(gemm, "beta", 0.25f);  // meaningless without C
-    b.bn("bn", "g", "bn", "y");
-    b.output("y");
+    builder b = gemm_bn(1, false);
+    builder::attr(b.g->mutable_node(0), "beta", 0.25f);  // meaningless without C
     const auto want = reference(b.m, "B", "", "bn", qfold::weight_layout::o_i_s, 1, true);
     const auto r = qfold_onnx::fold_model(b.m);
     CHECK(only_site(r).folded);

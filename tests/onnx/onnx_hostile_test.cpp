@@ -20,6 +20,9 @@ namespace {
 
 using qfold_onnx::graph;
 using qfold_onnx_test::builder;
+using qfold_onnx_test::conv_bn;
+using qfold_onnx_test::gemm_bn;
+using qfold_onnx_test::matmul_bn;
 using id = graph::node_id;
 
 std::string bytes_of(const onnx::ModelProto& m) { return m.SerializeAsString(); }
@@ -35,18 +38,6 @@ id find(const graph& g, const std::string& name) {
     if (g.name(static_cast<id>(i)) == name) return static_cast<id>(i);
   FAIL("no node " << name);
   return graph::none;
-}
-
-// Conv (w: 2 x 2 x 1 x 1) + BatchNormalization over 2 channels.
-builder conv_bn(const char* op = "Conv") {
-  builder b;
-  b.input("x", {1, 2, 4, 4});
-  b.init("w", {2, 2, 1, 1});
-  b.bn_params("bn", 2);
-  b.node(op, "conv", {"x", "w"}, {"c"});
-  b.bn("bn", "c", "bn", "y");
-  b.output("y");
-  return b;
 }
 
 const qfold_onnx::site& only_site(const qfold_onnx::fold_result& r) {
@@ -231,18 +222,8 @@ TEST_CASE("hostile: batch-norm parameters of another length or rank") {
 
 TEST_CASE("hostile: value_info never decides the MatMul's rank") {
   SECTION("rank 3 declared as rank 2: refused (folding would scale the wrong axis)") {
-    builder b;
-    b.input("x", {2, 4, 6});
-    b.init("W", {6, 4});
-    b.bn_params("bn", 4);
-    b.node("MatMul", "mm", {"x", "W"}, {"p"});
-    b.bn("bn", "p", "bn", "y");
-    b.output("y");
-    auto* v = b.g->add_value_info();
-    v->set_name("p");
-    auto* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (const std::int64_t d : {8, 4}) t->mutable_shape()->add_dim()->set_dim_value(d);
+    builder b = matmul_bn(false, {2, 4, 6});
+    b.value_info("p", {8, 4});
     {
       onnx::ModelProto copy = b.m;
       graph g(copy);
@@ -251,18 +232,8 @@ TEST_CASE("hostile: value_info never decides the MatMul's rank") {
     CHECK(refused(b).first == "ambiguous_axis");
   }
   SECTION("rank 2 declared as rank 3: folded all the same") {
-    builder b;
-    b.input("x", {3, 6});
-    b.init("W", {6, 4});
-    b.bn_params("bn", 4);
-    b.node("MatMul", "mm", {"x", "W"}, {"p"});
-    b.bn("bn", "p", "bn", "y");
-    b.output("y");
-    auto* v = b.g->add_value_info();
-    v->set_name("p");
-    auto* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    for (const std::int64_t d : {1, 3, 4}) t->mutable_shape()->add_dim()->set_dim_value(d);
+    builder b = matmul_bn(false);
+    b.value_info("p", {1, 3, 4});
     const auto r = qfold_onnx::fold_model(b.m);
     CHECK(only_site(r).folded);
   }
@@ -288,17 +259,8 @@ TEST_CASE("hostile: value_info never decides the MatMul's rank") {
 TEST_CASE("hostile: ranks come from the graph inputs and op rules only") {
   builder b;
   b.input("x", {2, 3, 4});
-  auto* shape = b.g->add_initializer();
-  shape->set_name("shape");
-  shape->set_data_type(onnx::TensorProto::INT64);
-  shape->add_dims(2);
-  shape->add_int64_data(6);
-  shape->add_int64_data(-1);
-  auto* axes = b.g->add_initializer();
-  axes->set_name("axes");
-  axes->set_data_type(onnx::TensorProto::INT64);
-  axes->add_dims(1);
-  axes->add_int64_data(0);
+  b.int64_init("shape", {6, -1});
+  b.int64_init("axes", {0});
   b.node("Relu", "relu", {"x"}, {"r"});
   b.node("Flatten", "flat", {"r"}, {"f"});
   b.node("Reshape", "reshape", {"r", "shape"}, {"s"});
@@ -324,6 +286,11 @@ TEST_CASE("hostile: Conv and ConvTranspose attributes ONNX forbids are refused")
     const char* op;
     std::function<void(builder&, onnx::NodeProto&)> apply;
     const char* note;
+  };
+  const auto rank1_weight = [](builder& b, onnx::NodeProto&) {  // w: dims (4)
+    auto& w = init(b, "w");
+    w.clear_dims();
+    w.add_dims(4);
   };
   const std::vector<bad> cases = {
       {"Conv",
@@ -353,20 +320,8 @@ TEST_CASE("hostile: Conv and ConvTranspose attributes ONNX forbids are refused")
          builder::attr(&n, "dilations", std::vector<std::int64_t>{1, 1, 1});
        },
        "Conv dilations has 3 values for 2 spatial axes"},
-      {"Conv",
-       [](builder& b, onnx::NodeProto&) {
-         auto& w = init(b, "w");
-         w.clear_dims();
-         w.add_dims(4);
-       },
-       "Conv weight of rank 1 (needs 3 or more)"},
-      {"ConvTranspose",
-       [](builder& b, onnx::NodeProto&) {
-         auto& w = init(b, "w");
-         w.clear_dims();
-         w.add_dims(4);
-       },
-       "ConvTranspose weight of rank 1 (needs 3 or more)"},
+      {"Conv", rank1_weight, "Conv weight of rank 1 (needs 3 or more)"},
+      {"ConvTranspose", rank1_weight, "ConvTranspose weight of rank 1 (needs 3 or more)"},
       {"Conv",
        [](builder&, onnx::NodeProto& n) {
          builder::attr(&n, "kernel_shape", std::vector<std::int64_t>{3, 3});
@@ -421,13 +376,7 @@ TEST_CASE("hostile: malformed graphs (no checker) fold nothing and crash nothing
 
 TEST_CASE("hostile: a refused fold keeps every value_info entry") {
   builder b = conv_bn();
-  b.g->mutable_node(1)->add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("training_mode");
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(1);
-    return a;
-  }());
+  builder::attr(b.g->mutable_node(1), "training_mode", std::int64_t{1});
   for (const char* name : {"c", "not_in_the_graph"}) {  // the second names nothing
     auto* v = b.g->add_value_info();
     v->set_name(name);
@@ -502,32 +451,6 @@ std::size_t strong_guarantee(const std::function<builder()>& make,
   }
 }
 
-builder gemm_bn(std::int64_t trans_b, bool with_c) {
-  builder b;
-  b.input("x", {2, 6});
-  b.init("B", trans_b == 1 ? std::vector<std::int64_t>{5, 6} : std::vector<std::int64_t>{6, 5});
-  if (with_c) b.init("C", {5});
-  b.bn_params("bn", 5);
-  auto* gemm = b.node(
-      "Gemm", "gemm",
-      with_c ? std::vector<std::string>{"x", "B", "C"} : std::vector<std::string>{"x", "B"}, {"g"});
-  if (trans_b == 1) builder::attr(gemm, "transB", trans_b);
-  b.bn("bn", "g", "bn", "y");
-  b.output("y");
-  return b;
-}
-builder matmul_bn(bool with_add) {
-  builder b;
-  b.input("x", {3, 6});
-  b.init("W", {6, 4});
-  if (with_add) b.init("c", {4});
-  b.bn_params("bn", 4);
-  b.node("MatMul", "mm", {"x", "W"}, {"p"});
-  if (with_add) b.node("Add", "add", {"p", "c"}, {"a"});
-  b.bn("bn", with_add ? "a" : "p", "bn", "y");
-  b.output("y");
-  return b;
-}
 const std::vector<float> four(4, 0.5f), thirty(30, 0.25f), twentyfour(24, 0.125f);
 
 }  // namespace
@@ -792,10 +715,8 @@ TEST_CASE("transactions: the pass with a failure injected at every step folds or
     auto* bn = want.g->mutable_node(0);
     for (auto& n : *want.g->mutable_node())
       if (n.name() == "bn" + std::to_string(failed[0] + 1)) bn = &n;
-    auto* mode = bn->add_attribute();  // refused in analysis: the model around it folds
-    mode->set_name("training_mode");
-    mode->set_type(onnx::AttributeProto::INT);
-    mode->set_i(1);
+    // refused in analysis: the model around it folds
+    builder::attr(bn, "training_mode", std::int64_t{1});
     graph wg(want.m);
     (void)qfold::fold_batch_norms(wg);
     wg.commit();
