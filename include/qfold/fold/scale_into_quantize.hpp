@@ -81,8 +81,10 @@ template <math::binary_float Real>
     const quant_convention<Real>& convention) {
   if (!detail::is_finite_nonzero(c))
     return rejection{reason::invalid_constant, "the constant is zero or not finite"};
-  if (!validate(in) || !validate(out))
-    return rejection{reason::qparams_mismatch, "the dequantize or quantize qparams are invalid"};
+  if (!validate(convention, in) || !validate(convention, out))
+    return rejection{
+        reason::qparams_mismatch,
+        "the dequantize or quantize qparams are invalid in the convention's arithmetic"};
   if (in.type != out.type)
     return rejection{reason::qparams_mismatch, "dequantize and quantize types differ"};
   if (in.qmin != out.qmin || in.qmax != out.qmax)
@@ -91,7 +93,8 @@ template <math::binary_float Real>
   if (!codes) return rejection{reason::unsupported, "32-bit codes cannot be enumerated"};
   for (std::int64_t code = codes->lo; code <= codes->hi; ++code) {
     const Real y = dequantize(convention, in, code);
-    const auto back = quantize(convention, out, op == scale_op::div ? y / c : y * c);
+    const auto back =
+        detail::quantize_validated(convention, out, op == scale_op::div ? y / c : y * c);
     if (!back || *back != code)
       return rejection{reason::not_exact, "a code does not come back unchanged",
                        static_cast<std::size_t>(code - codes->lo)};

@@ -97,10 +97,11 @@ template <std::floating_point Real>
 // nan_to_zero (even when 0 is outside [qmin, qmax], as torch's .to(int8) gives) and otherwise an
 // error (a framework's result is then undefined or platform bound).
 // Errors: those of validate(c, q), and not_finite for a NaN y (unless nan_to_zero).
+namespace detail {
+// quantize once validate(c, q) has succeeded: loops over every code validate once, not per code.
 template <std::floating_point Real>
-[[nodiscard]] constexpr result<std::int64_t> quantize(const quant_convention<Real>& c,
-                                                      const qparams& q, Real y) {
-  if (auto ok = validate(c, q); !ok) return ok.error();
+[[nodiscard]] constexpr result<std::int64_t> quantize_validated(const quant_convention<Real>& c,
+                                                                const qparams& q, Real y) {
   if (y != y) {
     if (c.nan_to_zero) return 0;
     return fail(errc::not_finite, "quantize: value is NaN");
@@ -114,6 +115,14 @@ template <std::floating_point Real>
   if (!(r > static_cast<Real>(q.qmin))) return q.qmin;
   if (!(r < static_cast<Real>(q.qmax))) return q.qmax;
   return static_cast<std::int64_t>(r);
+}
+}  // namespace detail
+
+template <std::floating_point Real>
+[[nodiscard]] constexpr result<std::int64_t> quantize(const quant_convention<Real>& c,
+                                                      const qparams& q, Real y) {
+  if (auto ok = validate(c, q); !ok) return ok.error();
+  return detail::quantize_validated(c, q, y);
 }
 
 }  // namespace qfold
