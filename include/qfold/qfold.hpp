@@ -4,6 +4,8 @@
 
 #include <qfold/arith/apply_scale.hpp>
 #include <qfold/arith/cmsis_nn.hpp>
+#include <qfold/arith/executorch.hpp>
+#include <qfold/arith/flavours.hpp>
 #include <qfold/arith/gemmlowp.hpp>
 #include <qfold/arith/mul.hpp>
 #include <qfold/arith/reciprocal_scale.hpp>
@@ -12,6 +14,7 @@
 #include <qfold/arith/result.hpp>
 #include <qfold/arith/rounding.hpp>
 #include <qfold/arith/scale_derivation.hpp>
+#include <qfold/arith/simd.hpp>
 #include <qfold/arith/tflite.hpp>
 #include <qfold/exact/classify.hpp>
 #include <qfold/exact/domain.hpp>

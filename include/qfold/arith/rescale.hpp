@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "qfold/arith/apply_scale.hpp"
@@ -148,12 +149,21 @@ namespace detail {
   return {};
 }
 
+// How RESCALE adds output_zp to the scaled value. `checked`: the TOSA reference model's REQUIRE
+// (apply_add_s<int32_t>): an int32 overflow is an error. `wrapping`: MLIR's TosaToLinalg lowering
+// adds it with a plain i32 arith.addi, which wraps; the clamp then sees the wrapped value. They
+// differ only where scaled + output_zp leaves int32 (reachable with scale16 / int48 input).
+enum class zero_point_add : std::uint8_t { checked, wrapping };
+
 namespace checked {
 // One element. Errors: invalid attributes or scale (see validate), input outside its type,
 // apply_scale requirements (value range for scale32, int32 result for scale16), and int32
-// overflow when adding output_zp (the reference model's REQUIRE).
+// overflow when adding output_zp (the reference model's REQUIRE) unless zp_add is wrapping.
 [[nodiscard]] constexpr result<std::int32_t> rescale_value(const rescale_attributes& a,
-                                                           scale_factor s, std::int64_t in) {
+                                                           scale_factor s, std::int64_t in,
+                                                           zero_point_add zp_add) {
+  if (zp_add != zero_point_add::checked && zp_add != zero_point_add::wrapping)
+    return fail(errc::illegal_attributes, "rescale: unknown zero_point_add");
   if (auto ok = validate(a); !ok) return ok.error();
   if (auto ok = validate(a, s); !ok) return ok.error();
   if (!a.input_range().contains(in))
@@ -165,22 +175,112 @@ namespace checked {
                                           a.rounding == rounding_mode::double_round)
                 : checked::apply_scale_16(v, static_cast<std::int16_t>(s.multiplier), s.shift);
   if (!scaled) return scaled;
-  const std::int64_t r = std::int64_t{*scaled} + a.output_zp;
+  std::int64_t r = std::int64_t{*scaled} + a.output_zp;
+  if (zp_add == zero_point_add::wrapping) r = wrap_int32(r);
   if (!fits_int32(r))
     return fail(errc::result_out_of_range, "rescale: adding output_zp overflows int32");
   // Clamp with signed comparisons, as the reference model does: negatives become 0 when unsigned.
   const int_range out = a.output_range();
   return static_cast<std::int32_t>(clamp(r, out.lo, out.hi));
 }
+[[nodiscard]] constexpr result<std::int32_t> rescale_value(const rescale_attributes& a,
+                                                           scale_factor s, std::int64_t in) {
+  return rescale_value(a, s, in, zero_point_add::checked);
+}
 }  // namespace checked
 
 // Unchecked: a valid element is the caller's contract (compile error in constant evaluation).
-[[nodiscard]] constexpr std::int32_t rescale_value(const rescale_attributes& a, scale_factor s,
-                                                   std::int64_t in) {
-  const result<std::int32_t> r = checked::rescale_value(a, s, in);
+[[nodiscard]] constexpr std::int32_t rescale_value(
+    const rescale_attributes& a, scale_factor s, std::int64_t in,
+    zero_point_add zp_add = zero_point_add::checked) {
+  const result<std::int32_t> r = checked::rescale_value(a, s, in, zp_add);
   detail::expects(r.has_value(),
                   "rescale_value: input in type, apply_scale requirements, no output_zp overflow");
   return *r;
+}
+
+// The first input in [lo, hi] (clipped to the input type) where RESCALE with zp_add `x` and with
+// `y` differ (a value against an error, or two values), or nullopt when they agree on all of it.
+// For 8- and 16-bit inputs the default range is the whole type, so the answer is exhaustive.
+[[nodiscard]] constexpr std::optional<std::int64_t> first_disagreement(
+    const rescale_attributes& a, scale_factor s, zero_point_add x, zero_point_add y,
+    std::int64_t lo, std::int64_t hi) {
+  if (!is_valid(a.input_type)) return std::nullopt;  // both refuse every input alike
+  const int_range in = a.input_range();
+  for (std::int64_t v = lo < in.lo ? in.lo : lo, end = hi > in.hi ? in.hi : hi; v <= end; ++v) {
+    const result<std::int32_t> p = checked::rescale_value(a, s, v, x);
+    const result<std::int32_t> q = checked::rescale_value(a, s, v, y);
+    if (p.has_value() != q.has_value() || (p && *p != *q)) return v;
+  }
+  return std::nullopt;
+}
+namespace detail {
+[[nodiscard]] constexpr bool scaled_defined(const rescale_attributes& a, scale_factor s,
+                                            std::int64_t v) {
+  return checked::rescale_value(a, s, v, zero_point_add::wrapping).has_value();
+}
+// apply_scale's result for input v (which must be defined), without output_zp.
+[[nodiscard]] constexpr std::int64_t scaled_of(const rescale_attributes& a, scale_factor s,
+                                               std::int64_t v) {
+  const std::int64_t x = v - a.input_zp;
+  return a.scale32
+             ? *qfold::checked::apply_scale_32(static_cast<std::int32_t>(x), s.multiplier, s.shift,
+                                               a.rounding == rounding_mode::double_round)
+             : *qfold::checked::apply_scale_16(x, static_cast<std::int16_t>(s.multiplier), s.shift);
+}
+// The smallest v in [lo, hi] with pred(v), for pred false-then-true on [lo, hi]; hi + 1 if none.
+template <class Pred>
+[[nodiscard]] constexpr std::int64_t first_true(std::int64_t lo, std::int64_t hi, Pred pred) {
+  std::int64_t end = hi + 1;
+  while (lo < end) {
+    const std::int64_t mid = lo + (end - lo) / 2;
+    if (pred(mid))
+      end = mid;
+    else
+      lo = mid + 1;
+  }
+  return end;
+}
+}  // namespace detail
+
+// The first input of the whole input type where RESCALE with zp_add `x` and with `y` differ, for
+// every input type (int48 included), in O(log) evaluations. Why it is exact: with multiplier >= 0
+// apply_scale is non-decreasing in the input (DOUBLE_ROUND's nudge only jumps upward at 0), so
+// the inputs it defines form an interval [L, H] around input_zp (scaled 0), and the inputs where
+// scaled + output_zp leaves int32 are a prefix of [L, input_zp] (below) and a suffix of
+// [input_zp, H] (above); only there do the two additions differ. Tests compare it with the
+// exhaustive first_disagreement above.
+[[nodiscard]] constexpr std::optional<std::int64_t> first_disagreement(const rescale_attributes& a,
+                                                                       scale_factor s,
+                                                                       zero_point_add x,
+                                                                       zero_point_add y) {
+  if (x == y || !validate(a) || !validate(a, s)) return std::nullopt;
+  const int_range in = a.input_range();
+  const bool known = [](zero_point_add z) {
+    return z == zero_point_add::checked || z == zero_point_add::wrapping;
+  }(x) && [](zero_point_add z) {
+    return z == zero_point_add::checked || z == zero_point_add::wrapping;
+  }(y);
+  if (!known) return in.lo;           // one side refuses every input, the other does not
+  const std::int64_t c = a.input_zp;  // a legal zero point lies in the input type; scaled(c) = 0
+  const std::int64_t hi_def =
+      detail::first_true(c, in.hi,
+                         [&](std::int64_t v) { return !detail::scaled_defined(a, s, v); }) -
+      1;
+  const std::int64_t lo_def =
+      detail::first_true(in.lo, c, [&](std::int64_t v) { return detail::scaled_defined(a, s, v); });
+  if (detail::scaled_of(a, s, lo_def) + a.output_zp < int32_min) return lo_def;
+  const std::int64_t up = detail::first_true(c, hi_def, [&](std::int64_t v) {
+    return detail::scaled_of(a, s, v) + a.output_zp > int32_max;
+  });
+  if (up <= hi_def) return up;
+  return std::nullopt;
+}
+
+// Whether the two zero-point additions give the same codes on every input of the input type.
+[[nodiscard]] constexpr bool same_function(const rescale_attributes& a, scale_factor s,
+                                           zero_point_add x, zero_point_add y) {
+  return !first_disagreement(a, s, x, y).has_value();
 }
 
 }  // namespace qfold

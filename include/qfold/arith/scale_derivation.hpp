@@ -114,6 +114,24 @@ struct rounded_mantissa {
   return scale_factor{static_cast<std::int32_t>(m), shift};
 }
 
+namespace checked {
+// The checked form under the library's naming pattern; compute_multiplier_and_shift above is its
+// older name and stays (same arguments, same result).
+[[nodiscard]] constexpr result<scale_factor> to_scale_factor(double scale, scale_width width,
+                                                             tie_rule ties) {
+  return compute_multiplier_and_shift(scale, width, ties);
+}
+}  // namespace checked
+
+// Contract form: a finite scale >= 0 below 2^29 (32-bit) or 2^13 (16-bit), known options. A
+// violation is a compile error in constant evaluation and stops the program at run time.
+[[nodiscard]] constexpr scale_factor to_scale_factor(double scale, scale_width width,
+                                                     tie_rule ties) {
+  const result<scale_factor> r = compute_multiplier_and_shift(scale, width, ties);
+  detail::expects(r.has_value(), "to_scale_factor: finite scale >= 0 that needs shift >= 2");
+  return *r;
+}
+
 // The real value a scale_factor stands for, multiplier * 2^-shift (exact for shift <= 1074).
 // |multiplier| <= 2^31, so 1106 halvings reach +-0 and 1024 doublings +-inf (or stay 0): the
 // loops stop there, with the same value, instead of running up to 2^31 times.

@@ -1,6 +1,7 @@
 // TFLite / TFLite Micro requantization (quantization_util.cc QuantizeMultiplier, common.cc
 // MultiplyByQuantizedMultiplier): the default double-rounding build, the TFLITE_SINGLE_ROUNDING
-// build, the int64-input (16x8) variant, and conversion to and from TOSA multiplier/shift.
+// build, the int64-input (16x8) variant, the NEON MultiplyByQuantizedMultiplier4Rows lanes,
+// DownScaleInt32ToInt16Multiplier, and conversion to and from TOSA multiplier/shift.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "qfold/arith/result.hpp"
 #include "qfold/arith/rounding.hpp"
 #include "qfold/arith/scale_derivation.hpp"
+#include "qfold/arith/simd.hpp"
 
 namespace qfold::tflite {
 
@@ -25,24 +27,66 @@ struct quantized_multiplier {
 // Which TFLite build: the default (gemmlowp double rounding) or -DTFLITE_SINGLE_ROUNDING.
 enum class rounding : std::uint8_t { double_round, single_round };
 
+// How QuantizeMultiplier takes the double apart: std::frexp and std::round (`native`), or, under
+// -DTFLITE_EMULATE_FLOAT, IntegerFrExp, which keeps the top 30 fraction bits and adds one only
+// when the 22 dropped bits exceed half: mantissa ties round toward zero instead of away.
+enum class float_impl : std::uint8_t { native, emulated };
+
+namespace detail {
+// IntegerFrExp's rounding of the 53-bit mantissa to 31 bits: up only above the half.
+[[nodiscard]] constexpr qfold::detail::rounded_mantissa round_mantissa_ties_down(
+    const qfold::detail::decomposed& d) noexcept {
+  auto m = static_cast<std::int64_t>(d.mantissa >> 22);
+  if ((d.mantissa & ((std::uint64_t{1} << 22) - 1)) > (std::uint64_t{1} << 21)) ++m;
+  int e = d.exponent;
+  if (m == (std::int64_t{1} << 31)) {
+    m /= 2;
+    ++e;
+  }
+  return {m, e};
+}
+}  // namespace detail
+
 // QuantizeMultiplier: frexp, std::round (half away from zero), renormalise 2^31, flush shifts
-// below -31 to (0, 0); the single-rounding build saturates shift > 30 to (2^31 - 1, 30).
-// Errors (where TFLite has undefined or meaningless results): negative, NaN, infinite scales.
+// below -31 to (0, 0); the single-rounding build saturates shift > 30 to (2^31 - 1, 30). With
+// float_impl::emulated (TFLITE_EMULATE_FLOAT) mantissa ties round toward zero: 0.5 + 2^-32
+// gives 2^30, not 2^30 + 1. Subnormal scales flush to (0, 0) either way.
+// Errors (where TFLite has undefined or meaningless results): negative, NaN, infinite scales
+// (TFLITE_CHECK fails for infinities; NaN gives shift INT_MAX), unknown options.
+// `quantize_multiplier` is the older name of checked::to_quantized_multiplier and stays.
 [[nodiscard]] constexpr result<quantized_multiplier> quantize_multiplier(
-    double scale, rounding build = rounding::double_round) {
+    double scale, rounding build = rounding::double_round, float_impl impl = float_impl::native) {
   if (build != rounding::double_round && build != rounding::single_round)
     return fail(errc::illegal_attributes, "tflite::quantize_multiplier: unknown rounding build");
-  const detail::decomposed d = detail::decompose(scale);
+  if (impl != float_impl::native && impl != float_impl::emulated)
+    return fail(errc::illegal_attributes, "tflite::quantize_multiplier: unknown float_impl");
+  const qfold::detail::decomposed d = qfold::detail::decompose(scale);
   if (d.nan) return fail(errc::scale_nan, "tflite::quantize_multiplier: scale is NaN");
   if (d.infinite)
     return fail(errc::scale_infinite, "tflite::quantize_multiplier: scale is infinite");
   if (d.zero) return quantized_multiplier{0, 0};
   if (d.negative) return fail(errc::scale_negative, "tflite::quantize_multiplier: scale < 0");
-  const auto [m, e] = detail::round_mantissa(d, 31, tie_rule::half_away_from_zero);
+  const auto [m, e] = impl == float_impl::native
+                          ? qfold::detail::round_mantissa(d, 31, tie_rule::half_away_from_zero)
+                          : detail::round_mantissa_ties_down(d);
   if (e < -31) return quantized_multiplier{0, 0};
   if (build == rounding::single_round && e > 30)
     return quantized_multiplier{static_cast<std::int32_t>(int32_max), 30};
   return quantized_multiplier{static_cast<std::int32_t>(m), e};
+}
+
+namespace checked {
+[[nodiscard]] constexpr result<quantized_multiplier> to_quantized_multiplier(
+    double scale, rounding build = rounding::double_round, float_impl impl = float_impl::native) {
+  return tflite::quantize_multiplier(scale, build, impl);
+}
+}  // namespace checked
+// Contract form of QuantizeMultiplier: a finite scale >= 0 and known options.
+[[nodiscard]] constexpr quantized_multiplier to_quantized_multiplier(
+    double scale, rounding build = rounding::double_round, float_impl impl = float_impl::native) {
+  const result<quantized_multiplier> r = quantize_multiplier(scale, build, impl);
+  qfold::detail::expects(r.has_value(), "tflite::to_quantized_multiplier: finite scale >= 0");
+  return *r;
 }
 
 namespace detail {
@@ -112,6 +156,67 @@ namespace checked {
   const result<std::int32_t> r = checked::multiply_by_quantized_multiplier(x, q, shift);
   qfold::detail::expects(r.has_value(),
                          "tflite::multiply_by_quantized_multiplier(int64): arguments in range");
+  return *r;
+}
+
+namespace checked {
+// One lane of the NEON MultiplyByQuantizedMultiplier4Rows (optimized_ops / neon_tensor_utils,
+// USE_NEON). Default build: VSHL by max(shift, 0), VQRDMULH, VRSHL by min(shift, 0): the same
+// first step as the scalar code, but the final rounding shift is half up where RoundingDivideByPOT
+// is half away from zero (x = -2, q = 2^30, shift -1: -0.5 gives 0, the scalar -1). Single-
+// rounding build: VSHL by shift + 1 (for shift >= -1), VQDMULH, VRSHL by max(1, -shift), which is
+// the scalar single rounding wherever x << (shift + 1) fits int32. The left shift wraps for large
+// x; with lane_overflow::refuse that is errc::value_out_of_range (where the lane departs from the
+// scalar kernel). Errors: shift outside -31..30, q < 0 in the single-rounding build (DCHECK),
+// unknown options.
+[[nodiscard]] constexpr result<std::int32_t> multiply_by_quantized_multiplier_4rows(
+    std::int32_t x, std::int32_t q, int shift, rounding build = rounding::double_round,
+    lane_overflow overflow = lane_overflow::wrap) {
+  namespace lane = qfold::detail::lane;
+  if (build != rounding::double_round && build != rounding::single_round)
+    return fail(errc::illegal_attributes, "tflite (4rows): unknown rounding build");
+  if (overflow != lane_overflow::wrap && overflow != lane_overflow::refuse)
+    return fail(errc::illegal_attributes, "tflite (4rows): unknown lane_overflow");
+  if (shift < -31 || shift > 30)
+    return fail(errc::shift_out_of_range, "tflite (4rows): shift outside -31..30");
+  if (build == rounding::single_round) {
+    if (q < 0) return fail(errc::negative_multiplier, "tflite (4rows): multiplier < 0");
+    const int right = shift < -1 ? -shift : 1;  // right_shift = min(-1, shift)
+    const int left = shift + right;             // left_shift = shift - right_shift
+    if (overflow == lane_overflow::refuse && !lane::shl_fits(x, left))
+      return fail(errc::value_out_of_range,
+                  "tflite (4rows): x << (shift + 1) wraps; the scalar kernel differs");
+    return lane::rshr(lane::qdmulh(lane::shl(x, left), q), right);
+  }
+  const int left = shift > 0 ? shift : 0;
+  const int right = shift > 0 ? 0 : -shift;
+  if (overflow == lane_overflow::refuse && !lane::shl_fits(x, left))
+    return fail(errc::value_out_of_range,
+                "tflite (4rows): x << shift wraps; the scalar kernel is undefined there");
+  return lane::rshr(lane::qrdmulh(lane::shl(x, left), q), right);
+}
+
+// DownScaleInt32ToInt16Multiplier: (q + 2^15) >> 16, and 0x7FFF from INT32_MAX - 2^15 up (where
+// the sum would overflow). Error: q < 0 (DCHECK).
+[[nodiscard]] constexpr result<std::int16_t> downscale_int32_to_int16_multiplier(std::int32_t q) {
+  if (q < 0) return fail(errc::negative_multiplier, "tflite::downscale: multiplier < 0");
+  if (q >= int32_max - (1 << 15)) return std::int16_t{0x7FFF};
+  return static_cast<std::int16_t>((q + (1 << 15)) >> 16);
+}
+}  // namespace checked
+
+[[nodiscard]] constexpr std::int32_t multiply_by_quantized_multiplier_4rows(
+    std::int32_t x, std::int32_t q, int shift, rounding build = rounding::double_round,
+    lane_overflow overflow = lane_overflow::wrap) {
+  const result<std::int32_t> r =
+      checked::multiply_by_quantized_multiplier_4rows(x, q, shift, build, overflow);
+  qfold::detail::expects(r.has_value(),
+                         "tflite::multiply_by_quantized_multiplier_4rows: arguments in range");
+  return *r;
+}
+[[nodiscard]] constexpr std::int16_t downscale_int32_to_int16_multiplier(std::int32_t q) {
+  const result<std::int16_t> r = checked::downscale_int32_to_int16_multiplier(q);
+  qfold::detail::expects(r.has_value(), "tflite::downscale_int32_to_int16_multiplier: q >= 0");
   return *r;
 }
 
