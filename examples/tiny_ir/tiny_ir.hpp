@@ -342,7 +342,7 @@ class graph {
     auto& in = mut(n).inputs;
     auto& users = mut(v).users;
     if (i > in.size()) throw std::out_of_range("tiny: set_operand beyond the operand count");
-    users.reserve(users.size() + 1);
+    reserve(users, users.size() + 1);
     if (i == in.size()) {
       in.resize(i + 1, v);  // not push_back: g++ 12 -O3 warns falsely (-Warray-bounds) there
     } else {
@@ -360,7 +360,7 @@ class graph {
   void replace_uses(node_id old, node_id v) {
     if (old == v) return;
     auto& users = mut(v).users;
-    users.reserve(users.size() + mut(old).users.size());
+    reserve(users, users.size() + mut(old).users.size());
     for (const node_id u : std::exchange(mut(old).users, {})) {  // one entry per slot
       auto& in = mut(u).inputs;
       *std::ranges::find(in, old) = v;
@@ -452,6 +452,10 @@ class graph {
 
  private:
   static std::size_t index(node_id n) { return static_cast<std::size_t>(n); }
+  // Capacity for n, growing geometrically (an exact reserve would reallocate on every call).
+  static void reserve(std::vector<node_id>& v, std::size_t n) {
+    if (n > v.capacity()) v.reserve(std::max(n, 2 * v.capacity()));
+  }
   static std::size_t size(std::int64_t v) { return static_cast<std::size_t>(v); }
   node& mut(node_id n) { return nodes_.at(index(n)); }
   void drop_user(node_id of, node_id user) {

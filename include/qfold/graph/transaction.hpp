@@ -18,6 +18,15 @@
 
 namespace qfold {
 
+namespace detail {
+// Room for one more element, growing geometrically (reserve(size() + 1) would reallocate on every
+// call), so that the push_back after it cannot throw.
+template <class V>
+constexpr void reserve_one_more(V& v) {
+  if (v.size() == v.capacity()) v.reserve(v.size() < 8 ? 8 : 2 * v.size());
+}
+}  // namespace detail
+
 // The contract with the adapter (docs/adapting-your-ir.md, "Transactions"):
 // - every mutation point either does all it says or throws having changed nothing;
 // - erase(g, n) of a node without readers does not throw;
@@ -35,6 +44,14 @@ class transaction {
   constexpr explicit transaction(G& g) : g_(g) {}
   transaction(const transaction&) = delete;
   transaction& operator=(const transaction&) = delete;
+
+  // Starts the next site (the buffers are kept: one transaction serves a whole pass).
+  constexpr void begin() noexcept {
+    log_.clear();
+    dead_.clear();
+    erased_.clear();
+    committed_ = cleanup_failed_ = false;
+  }
 
   [[nodiscard]] constexpr G& graph() noexcept { return g_; }
   [[nodiscard]] constexpr const G& graph() const noexcept { return g_; }
@@ -150,14 +167,14 @@ class transaction {
   // fail.
   template <class Mutate>
   constexpr void journal(const step& undo, Mutate&& mutate) {
-    log_.reserve(log_.size() + 1);
+    detail::reserve_one_more(log_);
     mutate();
     log_.push_back(undo);
   }
   template <class Add>
   constexpr id added(Add&& add) {
     open();
-    log_.reserve(log_.size() + 1);
+    detail::reserve_one_more(log_);
     const id n = add();
     log_.push_back(step{step::erase_added, n});
     return n;
@@ -194,28 +211,28 @@ class transaction {
   // node is never looked at after its erasure.
   constexpr std::size_t erase_unused(id n) {
     std::size_t bytes = 0;
-    std::vector<id> todo{n};
-    while (!todo.empty()) {
-      const id m = todo.back();
-      todo.pop_back();
+    todo_.assign(1, n);
+    while (!todo_.empty()) {
+      const id m = todo_.back();
+      todo_.pop_back();
       if (std::ranges::find(erased_, m) != erased_.end() || T::use_count(g_, m) != 0 ||
           T::kind(g_, m) == op_kind::input)
         continue;
-      std::vector<id> ops;
+      ops_.clear();
       for (const auto o : T::operands(g_, m))
-        if (std::ranges::find(ops, o) == ops.end()) ops.push_back(o);
-      erased_.reserve(erased_.size() + 1);
+        if (std::ranges::find(ops_, o) == ops_.end()) ops_.push_back(o);
+      detail::reserve_one_more(erased_);
       if (T::kind(g_, m) == op_kind::constant) bytes += T::constant_bytes(g_, m);
       T::erase(g_, m);
       erased_.push_back(m);
-      todo.insert(todo.end(), ops.begin(), ops.end());
+      todo_.insert(todo_.end(), ops_.begin(), ops_.end());
     }
     return bytes;
   }
 
   G& g_;
   std::vector<step> log_;
-  std::vector<id> dead_, erased_;
+  std::vector<id> dead_, erased_, todo_, ops_;  // buffers reused from site to site
   bool committed_ = false, cleanup_failed_ = false;
 };
 

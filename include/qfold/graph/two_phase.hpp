@@ -57,16 +57,17 @@ constexpr report<node_id_t<G>> run_two_phase(G& g, std::string_view pass, Match&
     try {
       auto c = match(std::as_const(g), n);
       if (!c) continue;
-      r.sites.reserve(r.sites.size() + 1);  // then neither push below can fail alone
-      plans.reserve(plans.size() + 1);
+      reserve_one_more(r.sites);  // then neither push below can fail alone
+      reserve_one_more(plans);
       r.sites.push_back({pass, std::move(c->nodes), c->rejected, 0});
       if (!c->rejected) plans.emplace_back(r.sites.size() - 1, std::move(c->plan));
     } catch (...) {
       r.sites.push_back({pass, {n}, rejection{reason::adapter_failure, analysis_threw}, 0});
     }
   }
+  transaction<G> tx(g);
   for (auto& [site, plan] : plans) {
-    transaction<G> tx(g);
+    tx.begin();
     auto& s = r.sites[site];
     try {
       if (auto rejected = apply(tx, plan)) {
