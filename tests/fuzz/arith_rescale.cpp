@@ -2,7 +2,10 @@
 // (tests/reference/spec_reference.hpp): wherever a checked form returns a value it must equal the
 // model's, wherever the model defines a result qfold must give it (except the inputs qfold
 // documents it refuses), and every error must carry a named code.
-// Input format: byte 0 picks the operation (byte % 14); the following bytes are its fields, read
+// The issue-13 flavours (NEON / Helium lanes, CMSIS-NN since ece5a38a, EMULATE_FLOAT, Cortex-M,
+// gemmlowp int16, DownScale, RESCALE zero-point addition, flavour comparison) are checked against
+// tests/reference/kernel_reference.hpp the same way.
+// Input format: byte 0 picks the operation (byte % 18); the following bytes are its fields, read
 // little-endian in the order the case below reads them (missing bytes read as 0). Seeds:
 // tests/fuzz/corpus/arith_rescale/, made by tests/fuzz/corpus/arith_rescale/make_seeds.py.
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include "fuzz/fuzz_input.hpp"
 #include "fuzz/rescale_input.hpp"
 #include "reference/from_qfold.hpp"
+#include "reference/kernel_reference.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {
@@ -399,8 +403,13 @@ void cmsis_case(input& in) {
   if (shift < -31 || shift > 30) {
     code_is(q, errc::shift_out_of_range, "cmsis: shift outside -31..30 accepted");
   } else {
-    same(q, qref::cmsis_requantize(v, m, shift, build == rounding::single_round),
+    // The default is the current code (ece5a38a); the old model is version::before_ece5a38a.
+    same(q, qref::kernel::cmsis_requantize_current(v, m, shift, build == rounding::single_round),
          "cmsis_nn::requantize differs from the model");
+    same(qfold::cmsis_nn::checked::requantize(v, m, shift, build,
+                                              qfold::cmsis_nn::version::before_ece5a38a),
+         qref::cmsis_requantize(v, m, shift, build == rounding::single_round),
+         "cmsis_nn::requantize (before ece5a38a) differs from the model");
   }
   if (q) check(qfold::cmsis_nn::requantize(v, m, shift, build) == *q, "cmsis: unchecked form");
   const std::int64_t v64 = in.flag() ? in.raw<std::int64_t>() : in.sized_i64();
@@ -475,11 +484,142 @@ void disagreement_case(input& in) {
   }
   check(got == want, "first_disagreement differs from the model");
 }
+
+// The vector lanes: NEON 4Rows (both builds) and Helium arm_requantize_mve / _32x4 / _pred, with
+// lane_overflow::refuse exactly where the lane's left shift wraps.
+void lanes_case(input& in) {
+  namespace k = qref::kernel;
+  const std::int32_t v = in.sized_i32(), m = in.sized_i32();
+  const int shift = in.shift();
+  const bool single = in.flag();
+  const auto tb =
+      single ? qfold::tflite::rounding::single_round : qfold::tflite::rounding::double_round;
+  const auto cb =
+      single ? qfold::cmsis_nn::rounding::single_round : qfold::cmsis_nn::rounding::double_round;
+  const auto t = qfold::tflite::checked::multiply_by_quantized_multiplier_4rows(v, m, shift, tb);
+  const auto mve = qfold::cmsis_nn::checked::requantize_mve(v, m, shift, cb);
+  const auto x4 = qfold::cmsis_nn::checked::requantize_mve_32x4(v, m, shift, cb);
+  const auto pred = qfold::cmsis_nn::checked::requantize_mve_pred(v, m, shift, cb);
+  same(t, k::tflite_4rows(v, m, shift, single), "4rows differs from the model");
+  same(mve, k::cmsis_requantize_mve(v, m, shift, single, false), "mve differs from the model");
+  same(x4, k::cmsis_requantize_mve_32x4(v, m, shift, single), "mve_32x4 differs from the model");
+  same(pred, k::cmsis_requantize_mve(v, m, shift, single, true), "mve_pred differs from the model");
+  if (shift < -31 || shift > 30) return;
+  const bool twrap = k::vshl_wraps(v, k::tflite_4rows_left_shift(shift, single));
+  const bool cwrap = k::vshl_wraps(v, k::cmsis_mve_left_shift(shift, single));
+  const auto tr = qfold::tflite::checked::multiply_by_quantized_multiplier_4rows(
+      v, m, shift, tb, qfold::lane_overflow::refuse);
+  const auto cr =
+      qfold::cmsis_nn::checked::requantize_mve(v, m, shift, cb, qfold::lane_overflow::refuse);
+  check(tr.has_value() == (t.has_value() && !twrap), "4rows refuse differs from the wrap");
+  check(cr.has_value() == (mve.has_value() && !cwrap), "mve refuse differs from the wrap");
+  if (cr && single) {
+    const auto scalar = k::cmsis_requantize_current(v, m, shift, true);
+    if (scalar.ok) check(*cr == scalar.value, "mve single without a wrap differs from the scalar");
+  }
+  if (t)
+    check(qfold::tflite::multiply_by_quantized_multiplier_4rows(v, m, shift, tb) == *t,
+          "4rows: unchecked form");
+}
+
+// Scale derivations: TFLITE_EMULATE_FLOAT QuantizeMultiplier and ExecuTorch Cortex-M.
+void derivation_flavours_case(input& in) {
+  namespace k = qref::kernel;
+  double d = in.f64();
+  if (in.flag())
+    d = std::bit_cast<double>((std::bit_cast<std::uint64_t>(d) & ~std::uint64_t{0x3FFFFF}) |
+                              0x200000);
+  const bool single = in.flag();
+  const bool refused = std::isnan(d) || std::isinf(d) || d < 0;
+  const auto e = qfold::tflite::quantize_multiplier(
+      d, single ? qfold::tflite::rounding::single_round : qfold::tflite::rounding::double_round,
+      qfold::tflite::float_impl::emulated);
+  named(e, "emulated quantize_multiplier: unnamed error");
+  const auto re = k::tflite_quantize_multiplier_emulated(d, single);
+  if (refused) {
+    check(!e.has_value(), "emulated quantize_multiplier accepted a NaN/inf/negative scale");
+  } else {
+    check(re.ok && e && e->multiplier == re.value.multiplier && e->shift == re.value.left_shift,
+          "emulated quantize_multiplier differs from the model");
+  }
+  const auto c = qfold::executorch::checked::cortex_m_quantize_multiplier(d);
+  named(c, "cortex_m: unnamed error");
+  const auto rc = k::cortex_m_quantize_multiplier_aot(d);
+  if (refused) {
+    check(!c.has_value(), "cortex_m accepted a NaN/inf/negative scale");
+  } else {
+    check(rc.ok && c && c->multiplier == rc.value.multiplier && c->shift == rc.value.left_shift,
+          "cortex_m_quantize_multiplier differs from the model");
+    const bool in_range = rc.value.left_shift >= -30 && rc.value.left_shift <= 30;
+    check(qfold::cmsis_nn::accepts(*c) == in_range, "cmsis_nn::accepts differs");
+  }
+}
+
+// gemmlowp int16 and SaturatingRoundingMultiplyByPOT, DownScaleInt32ToInt16Multiplier.
+void gemmlowp16_case(input& in) {
+  namespace k = qref::kernel;
+  const auto a = static_cast<std::int16_t>(in.raw<std::uint16_t>());
+  const auto b = static_cast<std::int16_t>(in.raw<std::uint16_t>());
+  const int e = static_cast<int>(in.byte()) - 128;
+  check(qfold::gemmlowp::saturating_rounding_doubling_high_mul(a, b) == k::gemmlowp_srdhm16(a, b),
+        "int16 srdhm differs from the model");
+  same(qfold::gemmlowp::checked::rounding_divide_by_pot(a, e),
+       k::gemmlowp_rounding_divide_by_pot16(a, e), "int16 rdbpot differs from the model");
+  same(qfold::gemmlowp::checked::saturating_rounding_multiply_by_pot(a, e),
+       k::gemmlowp_saturating_rounding_multiply_by_pot(a, e, 16), "int16 srmpot differs");
+  const std::int32_t x = in.sized_i32();
+  same(qfold::gemmlowp::checked::saturating_rounding_multiply_by_pot(x, e),
+       k::gemmlowp_saturating_rounding_multiply_by_pot(x, e, 32), "int32 srmpot differs");
+  same(qfold::tflite::checked::downscale_int32_to_int16_multiplier(x),
+       k::tflite_downscale_int32_to_int16_multiplier(x), "downscale differs from the model");
+}
+
+// Two requantize flavours over a window, and RESCALE's two zero-point additions.
+void flavour_pair_case(input& in) {
+  const auto fa = static_cast<qfold::requantize_flavour>(in.byte() % 13);
+  const auto fb = static_cast<qfold::requantize_flavour>(in.byte() % 13);
+  const qfold::tflite::quantized_multiplier m{in.sized_i32(),
+                                              static_cast<int>(in.byte() % 66) - 33};
+  const std::int32_t lo = in.sized_i32();
+  const auto hi = static_cast<std::int32_t>(
+      std::min<std::int64_t>(i32max, std::int64_t{lo} + (in.byte() & 63)));
+  std::optional<std::int32_t> want;
+  for (std::int64_t x = lo; x <= hi && !want; ++x) {
+    const auto xi = static_cast<std::int32_t>(x);
+    const auto p = qfold::checked::requantize(fa, xi, m);
+    const auto q = qfold::checked::requantize(fb, xi, m);
+    named(p, "requantize flavour: unnamed error");
+    if (p.has_value() != q.has_value() || (p && *p != *q)) want = xi;
+  }
+  check(qfold::first_disagreement(fa, fb, m, lo, hi) == want, "flavour first_disagreement");
+  // RESCALE zero point: analytic first_disagreement against a scan around its answer.
+  const rescale_attributes a = attributes_from(in);
+  const scale_factor s = scale_factor_from(in);
+  const auto fd = qfold::first_disagreement(a, s, qfold::zero_point_add::checked,
+                                            qfold::zero_point_add::wrapping);
+  if (!types_valid(a)) return;
+  const qfold::int_range r = a.input_range();
+  const std::int64_t from = fd ? std::max(r.lo, *fd - 40) : r.lo;
+  const std::int64_t to = std::min(r.hi, from + 80);
+  std::optional<std::int64_t> scan = qfold::first_disagreement(
+      a, s, qfold::zero_point_add::checked, qfold::zero_point_add::wrapping, from, to);
+  if (fd)
+    check(scan == fd, "rescale zero-point first_disagreement differs from a scan");
+  else
+    check(!scan, "rescale zero-point: a disagreement the analysis missed");
+  if (ref_attributes_legal(a) && qfold::validate(a, s)) {
+    const std::int64_t x = fd ? *fd : std::clamp<std::int64_t>(in.sized_i64(), r.lo, r.hi);
+    same(qfold::checked::rescale_value(a, s, x, qfold::zero_point_add::wrapping),
+         qref::kernel::mlir_rescale_element(
+             qref::as_qfold_evaluates(qref::from_qfold(a, s.multiplier, s.shift)), x),
+         "wrapping zero point differs from the MLIR model");
+  }
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   input in(data, size);
-  switch (in.byte() % 14) {
+  switch (in.byte() % 18) {
     case 0:
       apply_scale_32_case(in);
       break;
@@ -516,6 +656,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 11:
     case 12:
       rescale_value_case(in);
+      break;
+    case 14:
+      lanes_case(in);
+      break;
+    case 15:
+      derivation_flavours_case(in);
+      break;
+    case 16:
+      gemmlowp16_case(in);
+      break;
+    case 17:
+      flavour_pair_case(in);
       break;
     default:
       rescale_array_dispatch(in);

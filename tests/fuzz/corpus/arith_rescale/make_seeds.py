@@ -76,6 +76,27 @@ seeds["array_per_channel"] = array(4, 0, attrs(2, 0, 2, 0, 0, 0), 3, [scale(1 <<
 seeds["array_no_channels"] = array(0, 0, attrs(0, 0, 2, 0, 0, 0), 0, [], 10, 0)
 seeds["array_i48"] = array(5, 2, attrs(3, 1, 1, 0, 0, 0), 1, [scale(1000, 30)], 64, 0)
 
+# Issue 13 flavours: 14 vector lanes, 15 EMULATE_FLOAT / Cortex-M derivations, 16 gemmlowp int16
+# and DownScale, 17 a pair of requantize flavours plus RESCALE's zero-point additions.
+for single in (False, True):
+    for s in (-32, -31, -1, 0, 1, 30, 31):
+        seeds[f"lanes_{'single' if single else 'double'}_shift{s}"] = (
+            u8(14) + i32(1500000000) + i32(1610612736) + shift(s) + flag(single))
+    seeds[f"lanes_{'single' if single else 'double'}_min_min"] = (
+        u8(14) + i32(I32MIN) + i32(I32MIN) + shift(0) + flag(single))
+for name, v in (("tie", 0.5 + 2.0**-32), ("tie3", 0.5 + 3 * 2.0**-32), ("tiny", 2.0**-40),
+                ("nan", float("nan")), ("inf", float("inf")), ("neg", -0.75), ("denorm", 5e-324),
+                ("huge", 2.0**40)):
+    seeds[f"derive_flavours_{name}"] = u8(15) + raw_f64(v) + flag(False) + flag(name == "huge")
+seeds["derive_flavours_forced_tie"] = u8(15) + raw_f64(0.3) + flag(True) + flag(False)
+seeds["gemmlowp16_min_min"] = u8(16) + struct.pack("<hh", -32768, -32768) + u8(128 + 1) + i32(I32MAX)
+seeds["gemmlowp16_exp20"] = u8(16) + struct.pack("<hh", 5, -3) + u8(128 - 20) + i32(32768)
+seeds["gemmlowp16_exp16"] = u8(16) + struct.pack("<hh", 20000, 2) + u8(128 + 16) + i32(-1)
+seeds["flavours_neon_vs_scalar"] = (u8(17) + u8(2) + u8(4) + i32(1 << 30) + u8(33 - 1) + i32(-8) +
+                                    u8(63) + attrs(3, 0, 1, 0, 0, 1) + scale(1, 2) + i64(0))
+seeds["flavours_cmsis_fix"] = (u8(17) + u8(7) + u8(8) + i32(1610612736) + u8(33) + i32(1500000000) +
+                               u8(63) + attrs(0, 0, 0, 0, 0, 0) + scale(1 << 30, 31) + i64(0))
+
 here = os.path.dirname(os.path.abspath(__file__))
 for name, data in seeds.items():
     with open(os.path.join(here, name), "wb") as f:
