@@ -346,6 +346,14 @@ TEST_CASE("TFLite QuantizeMultiplier with TFLITE_EMULATE_FLOAT vs the reference"
                                             float_impl::emulated) ==
         quantized_multiplier{one_30, 0});
   CHECK(*qfold::tflite::quantize_multiplier(0.5 + 0x1p-32) == quantized_multiplier{one_30 + 1, 0});
+  // docs/conventions.md: 0.5 + 3 * 2^-32 is 2^30 + 3/2: away -> 2^30 + 2, toward zero -> 2^30 + 1.
+  CHECK(*qfold::tflite::quantize_multiplier(0.5 + 3 * 0x1p-32) ==
+        quantized_multiplier{one_30 + 2, 0});
+  CHECK(*qfold::tflite::quantize_multiplier(0.5 + 3 * 0x1p-32, rounding::double_round,
+                                            float_impl::emulated) ==
+        quantized_multiplier{one_30 + 1, 0});
+  CHECK(k::tflite_quantize_multiplier_emulated(0.5 + 3 * 0x1p-32).value ==
+        qref::TfliteMulShift{one_30 + 1, 0});
 }
 
 TEST_CASE("ExecuTorch Cortex-M quantize_multiplier_aot and the Arm backend's derivation",
