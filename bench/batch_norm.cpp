@@ -63,9 +63,9 @@ void fold_resnet50(benchmark::State& state) {
   auto sites = resnet50();
   for (auto _ : state)
     for (auto& s : sites) {
-      const auto r = qfold::fold_batch_norm<float>(
-          {s.weights, s.shape, qfold::weight_layout::o_i_s, 1}, s.bias,
-          {s.mean, s.var, s.gamma, s.beta}, s.out_weights, s.out_bias);
+      const auto r =
+          qfold::fold_batch_norm(qfold::conv_weights(s.weights, s.shape), s.bias,
+                                 {s.mean, s.var, s.gamma, s.beta}, s.out_weights, s.out_bias);
       benchmark::DoNotOptimize(r);
       benchmark::ClobberMemory();
     }

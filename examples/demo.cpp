@@ -177,12 +177,12 @@ void conventions_differ() {
 
 void tables_per_ecosystem() {
   std::puts("5. One tanh table as ExecuTorch and as TFLite emit it (input 0.1, output scale 2)");
-  const auto in = qfold::make_qparams(qfold::dtype::int8, 0.1, 0);
-  const auto out = qfold::make_qparams(qfold::dtype::int8, 2.0, 0);  // tanh = +-1 -> +-0.5, a tie
-  const auto et = qfold::make_table8<std::int8_t, std::int8_t>(qfold::conventions::executorch,
-                                                               qfold::fn::tanh, in, out);
-  const auto tfl = qfold::make_table8<std::int8_t, std::int8_t>(qfold::conventions::tflite,
-                                                                qfold::fn::tanh, in, out);
+  const auto in = qfold::make_qparams<qfold::dtype::int8>(0.1, 0);
+  const auto out = qfold::make_qparams<qfold::dtype::int8>(2.0, 0);  // tanh = +-1 -> +-0.5, a tie
+  const auto et =
+      qfold::checked::make_table8(qfold::conventions::executorch, qfold::fn::torch::tanh, in, out);
+  const auto tfl =
+      qfold::checked::make_table8(qfold::conventions::tflite, qfold::fn::tanh, in, out);
   int differ = 0;
   for (int code = -128; code <= 127; ++code) {
     const auto c = static_cast<std::int8_t>(code);

@@ -44,9 +44,8 @@ constexpr std::optional<qfold::reason> batch_norm(i64 dim0, i64 dim1) {
   const std::array<float, 4> w{1, 2, 3, 4}, ones{1, 1, 1, 1}, zeros{};
   const std::array<i64, 2> shape{dim0, dim1};
   std::array<float, 4> fw{}, fb{};
-  const auto r =
-      qfold::fold_batch_norm<float>({w, shape, qfold::weight_layout::i_o_s, 1, false}, {},
-                                    {zeros, ones, ones, zeros, 1e-5f, false}, fw, fb);
+  const auto r = qfold::fold_batch_norm(qfold::conv_weights(w, shape, qfold::weight_layout::i_o_s),
+                                        {}, {zeros, ones, ones, zeros, 1e-5f, false}, fw, fb);
   return r ? std::optional<qfold::reason>(r->code) : std::nullopt;
 }
 static_assert(batch_norm((i64{1} << 62) + 1, 4) == qfold::reason::invalid_shape);
@@ -58,8 +57,8 @@ constexpr qfold::reason empty_gamma() {
   const std::array<float, 2> w{1, 2}, ones{1, 1}, zeros{};
   const std::array<i64, 2> shape{2, 1};
   std::array<float, 2> fw{}, fb{};
-  return qfold::fold_batch_norm<float>({w, shape}, {}, {zeros, ones, {}, zeros, 1e-5f, false}, fw,
-                                       fb)
+  return qfold::fold_batch_norm(qfold::conv_weights(w, shape), {},
+                                {zeros, ones, {}, zeros, 1e-5f, false}, fw, fb)
       ->code;
 }
 static_assert(empty_gamma() == qfold::reason::invalid_shape);

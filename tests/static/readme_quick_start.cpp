@@ -15,9 +15,16 @@ static_assert(!qfold::checked::apply_scale_32(1 << 30, 1 << 30, 31));  // spec R
 
 // The README's table snippet.
 namespace {
-constexpr auto tanh_lut = qfold::make_table8<std::int8_t, std::int8_t>(
-    qfold::conventions::executorch, qfold::fn::tanh,
-    qfold::make_qparams(qfold::dtype::int8, 0.0234375, -3),  // input scale, zero point
-    qfold::make_qparams(qfold::dtype::int8, 1.0 / 128, 0));  // output
-static_assert((*tanh_lut)(-3) == 0);  // tanh(0) lands on the output zero point
+constexpr auto tanh_lut = qfold::make_table8(  // element types from the qparams: int8 -> int8
+    qfold::conventions::executorch, qfold::fn::torch::tanh,
+    qfold::make_qparams<qfold::dtype::int8>(0.0234375, -3),  // input scale, zero point
+    qfold::make_qparams<qfold::dtype::int8>(1.0 / 128, 0));  // output
+static_assert(tanh_lut(-3) == 0);  // tanh(0) lands on the output zero point
+// checked::make_table8 returns a qfold::result instead; fn::torch::by_name("aten.tanh.default")
+// finds the function by the op's name.
+static_assert(qfold::checked::make_table8(qfold::conventions::executorch,
+                                          *qfold::fn::torch::by_name("aten.tanh.default"),
+                                          qfold::make_qparams<qfold::dtype::int8>(0.0234375, -3),
+                                          qfold::make_qparams<qfold::dtype::int8>(1.0 / 128, 0))
+                  .value() == tanh_lut);
 }  // namespace

@@ -41,9 +41,9 @@ struct bn_site {
 
   std::optional<qfold::rejection> fold() const {
     std::vector<float> fw(out_w), fb(out_b);
-    const qfold::weights_view<float> v{w, shape, layout, groups, false};
-    const qfold::batch_norm_params<float> bn{mean, var, gamma, beta, epsilon, training};
-    return qfold::fold_batch_norm<float>(v, bias, bn, fw, fb);
+    const auto v = qfold::conv_weights(w, shape, layout, groups);
+    const qfold::batch_norm_params bn{mean, var, gamma, beta, epsilon, training};
+    return qfold::fold_batch_norm(v, bias, bn, fw, fb);
   }
 };
 
@@ -240,12 +240,12 @@ TEST_CASE("bad input: batch norm in double has the same checks", "[fold][bad_inp
   std::vector<double> fw(4), fb(4);
   const qfold::batch_norm_params<double> bn{z, p, p, z, 1e-5, false};
   const auto r =
-      qfold::fold_batch_norm<double>({w, shape, weight_layout::i_o_s, 1, false}, {}, bn, fw, fb);
+      qfold::fold_batch_norm(qfold::conv_weights(w, shape, weight_layout::i_o_s), {}, bn, fw, fb);
   REQUIRE(r.has_value());
   CHECK(r->code == reason::invalid_shape);
   const std::vector<i64> ok{1, 4};  // honest dims (1 input, 4 outputs) over the same data fold
   CHECK_FALSE(
-      qfold::fold_batch_norm<double>({w, ok, weight_layout::i_o_s, 1, false}, {}, bn, fw, fb));
+      qfold::fold_batch_norm(qfold::conv_weights(w, ok, weight_layout::i_o_s), {}, bn, fw, fb));
 }
 
 // ------------------------------------------------------------------------------------- DyT

@@ -40,12 +40,12 @@ TEST_CASE("batch norm folds OHWI and HWIO weights like OIHW, and in place", "[fo
   const std::vector<std::int64_t> s_oihw{O, I, H, W}, s_ohwi{O, H, W, I}, s_hwio{H, W, I, O};
   std::vector<float> f_oihw(oihw.size()), f_ohwi(oihw.size()), f_hwio(oihw.size()), b1(6), b2(6),
       b3(6);
-  REQUIRE_FALSE(qfold::fold_batch_norm<float>({oihw, s_oihw, qfold::weight_layout::o_i_s}, bias, bn,
-                                              f_oihw, b1));
-  REQUIRE_FALSE(qfold::fold_batch_norm<float>({ohwi, s_ohwi, qfold::weight_layout::o_s_i}, bias, bn,
-                                              f_ohwi, b2));
-  REQUIRE_FALSE(qfold::fold_batch_norm<float>({hwio, s_hwio, qfold::weight_layout::s_i_o}, bias, bn,
-                                              f_hwio, b3));
+  REQUIRE_FALSE(qfold::fold_batch_norm(
+      qfold::conv_weights(oihw, s_oihw, qfold::weight_layout::o_i_s), bias, bn, f_oihw, b1));
+  REQUIRE_FALSE(qfold::fold_batch_norm(
+      qfold::conv_weights(ohwi, s_ohwi, qfold::weight_layout::o_s_i), bias, bn, f_ohwi, b2));
+  REQUIRE_FALSE(qfold::fold_batch_norm(
+      qfold::conv_weights(hwio, s_hwio, qfold::weight_layout::s_i_o), bias, bn, f_hwio, b3));
   for (std::int64_t o = 0; o < O; ++o)
     for (std::int64_t i = 0; i < I; ++i)
       for (std::int64_t h = 0; h < H; ++h)
@@ -60,7 +60,7 @@ TEST_CASE("batch norm folds OHWI and HWIO weights like OIHW, and in place", "[fo
   CHECK(b1 == b3);
   // Folding into the weights' own storage gives the same values.
   auto same = oihw;
-  REQUIRE_FALSE(qfold::fold_batch_norm<float>({same, s_oihw, qfold::weight_layout::o_i_s}, bias, bn,
-                                              same, b1));
+  REQUIRE_FALSE(qfold::fold_batch_norm(
+      qfold::conv_weights(same, s_oihw, qfold::weight_layout::o_i_s), bias, bn, same, b1));
   CHECK(same == f_oihw);
 }

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "catch_compat.hpp"
@@ -81,12 +82,39 @@ fragile_map read_fragile(const std::string& file) {
   return m;
 }
 
+// How the test picks the function of a golden ExecuTorch table: by the script's function name
+// (below), or through qfold::fn::torch::by_name with the op name and attributes torch gives it.
+enum class lookup { by_function, by_op_name };
+
+// The aten op name and attributes of a golden ExecuTorch function (the script's TORCH_OPS map:
+// gelu_tanh is F.gelu(approximate="tanh"), elu and leaky_relu carry their parameter).
+std::pair<std::string, qfold::fn::torch::op_attributes> aten_op(const golden& g) {
+  qfold::fn::torch::op_attributes a;
+  const double p = g.param == "-" ? 0.0 : std::strtod(g.param.c_str(), nullptr);
+  std::string base = g.function;
+  if (base == "gelu_tanh") {
+    base = "gelu";
+    a.approximate = "tanh";
+  }
+  if (base == "elu") a.alpha = p;
+  if (base == "leaky_relu") a.negative_slope = p;
+  return {"aten." + base + ".default", a};
+}
+
 // Calls use(f) with the function object this convention's generator uses for `name`.
 template <class Use>
-void with_function(const golden& g, Use use) {
+void with_function(const golden& g, Use use, lookup how = lookup::by_function) {
   namespace fn = qfold::fn;
   const std::string& n = g.function;
   const double p = g.param == "-" ? 0.0 : std::strtod(g.param.c_str(), nullptr);
+  if (how == lookup::by_op_name) {
+    REQUIRE(g.convention == "executorch");
+    const auto [name, attributes] = aten_op(g);
+    const auto f = fn::torch::by_name(name, attributes);
+    INFO(name);
+    REQUIRE(f.has_value());
+    return use(*f);
+  }
   if (g.convention == "executorch") {
     if (n == "tanh") return use(fn::tanh);
     if (n == "sigmoid") return use(fn::sigmoid);
@@ -126,32 +154,39 @@ void with_function(const golden& g, Use use) {
 }
 
 template <class Real>
-std::vector<std::int64_t> make_8bit(const qfold::quant_convention<Real>& c, const golden& g) {
+std::vector<std::int64_t> make_8bit(const qfold::quant_convention<Real>& c, const golden& g,
+                                    lookup how) {
   std::vector<std::int64_t> out;
-  with_function(g, [&](const auto& f) {
-    const auto copy = [&](const auto& t) {
-      REQUIRE(t.has_value());
-      out.assign(t->values.begin(), t->values.end());
-    };
-    if (g.in.type == qfold::dtype::uint8)
-      copy(qfold::make_table8<std::uint8_t, std::uint8_t>(c, f, g.in, g.out));
-    else if (g.out.type == qfold::dtype::uint8)
-      copy(qfold::make_table8<std::int8_t, std::uint8_t>(c, f, g.in, g.out));
-    else
-      copy(qfold::make_table8<std::int8_t, std::int8_t>(c, f, g.in, g.out));
-  });
+  with_function(
+      g,
+      [&](const auto& f) {
+        const auto copy = [&](const auto& t) {
+          REQUIRE(t.has_value());
+          out.assign(t->values.begin(), t->values.end());
+        };
+        if (g.in.type == qfold::dtype::uint8)
+          copy(qfold::make_table8<std::uint8_t, std::uint8_t>(c, f, g.in, g.out));
+        else if (g.out.type == qfold::dtype::uint8)
+          copy(qfold::make_table8<std::int8_t, std::uint8_t>(c, f, g.in, g.out));
+        else
+          copy(qfold::make_table8<std::int8_t, std::int8_t>(c, f, g.in, g.out));
+      },
+      how);
   return out;
 }
 
-std::vector<std::int64_t> make(const golden& g, int& rshift) {
+std::vector<std::int64_t> make(const golden& g, int& rshift, lookup how) {
   if (g.convention == "executorch" && g.in.type == qfold::dtype::int16) {
     std::vector<std::int64_t> out;
-    with_function(g, [&](const auto& f) {
-      const auto t = qfold::make_executorch_int16_table(f, g.in, g.out);
-      REQUIRE(t.has_value());
-      rshift = t->rshift;
-      out.assign(t->table.values.begin(), t->table.values.end());
-    });
+    with_function(
+        g,
+        [&](const auto& f) {
+          const auto t = qfold::make_executorch_int16_table(f, g.in, g.out);
+          REQUIRE(t.has_value());
+          rshift = t->rshift;
+          out.assign(t->table.values.begin(), t->table.values.end());
+        },
+        how);
     return out;
   }
   if (g.convention == "tflite" && g.in.type == qfold::dtype::int16) {
@@ -163,19 +198,20 @@ std::vector<std::int64_t> make(const golden& g, int& rshift) {
     });
     return out;
   }
-  if (g.convention == "executorch") return make_8bit(qfold::conventions::executorch, g);
-  if (g.convention == "tflite") return make_8bit(qfold::conventions::tflite, g);
-  if (g.convention == "vela_lut8") return make_8bit(qfold::conventions::vela, g);
-  return make_8bit(qfold::conventions::vela_8bit_op, g);
+  if (g.convention == "executorch") return make_8bit(qfold::conventions::executorch, g, how);
+  if (g.convention == "tflite") return make_8bit(qfold::conventions::tflite, g, how);
+  if (g.convention == "vela_lut8") return make_8bit(qfold::conventions::vela, g, how);
+  return make_8bit(qfold::conventions::vela_8bit_op, g, how);
 }
 
 void check_file(const std::string& file, const fragile_map& fragile, std::size_t& entries,
-                std::size_t& fragile_hits, std::map<std::string, int>* hits_by_function = nullptr) {
+                std::size_t& fragile_hits, std::map<std::string, int>* hits_by_function = nullptr,
+                lookup how = lookup::by_function) {
   const auto rows = read(file);
   REQUIRE(!rows.empty());
   for (const golden& g : rows) {
     int rshift = 0;
-    const auto got = make(g, rshift);
+    const auto got = make(g, rshift, how);
     REQUIRE(got.size() == g.values.size());
     if (g.extra.rfind("rshift=", 0) == 0) CHECK(rshift == std::stoi(g.extra.substr(7)));
     for (std::size_t i = 0; i < got.size(); ++i, ++entries) {
@@ -202,6 +238,29 @@ TEST_CASE("ExecuTorch int8 and int16 tables equal the torch-made golden tables",
   CHECK(entries == 285 * 256 + 40 * 513);
   WARN("ExecuTorch: " << entries << " entries, " << fragile_hits
                       << " listed fragile entries differ as allowed");
+}
+
+// Every op name fn::torch::by_name knows gives the function whose tables equal the golden ones:
+// each golden ExecuTorch table made again from the function by_name returns for its aten name.
+TEST_CASE("fn::torch::by_name: a table made from the op name equals the golden table",
+          "[table][golden]") {
+  const auto fragile = read_fragile("executorch_fragile.txt");
+  std::size_t entries = 0, fragile_hits = 0;
+  std::map<std::string, int> unused;
+  check_file("executorch_int8.txt", fragile, entries, fragile_hits, &unused, lookup::by_op_name);
+  check_file("executorch_int16.txt", fragile, entries, fragile_hits, &unused, lookup::by_op_name);
+  CHECK(entries == 285 * 256 + 40 * 513);
+  // The golden tables cover every op by_name knows (19 functions, gelu_tanh included).
+  std::set<qfold::fn::torch::op> seen;
+  for (const auto* file : {"executorch_int8.txt", "executorch_int16.txt"})
+    for (const golden& g : read(file)) {
+      const auto [name, attributes] = aten_op(g);
+      const auto f = qfold::fn::torch::by_name(name, attributes);
+      REQUIRE(f.has_value());
+      seen.insert(f->id);
+    }
+  CHECK(seen.size() == 19);
+  CHECK(seen.size() == static_cast<std::size_t>(qfold::fn::torch::op::leaky_relu) + 1);
 }
 
 TEST_CASE("TFLite LUTPopulate int8/uint8/int16 tables equal the golden tables", "[table][golden]") {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <string_view>
 #include <type_traits>
@@ -29,15 +30,64 @@ enum class weight_layout : std::uint8_t {
   i_o_s,  // IOHW: PyTorch/ONNX ConvTranspose (in, out/groups, k...)
 };
 
+// Which of torch's two folds the weights take; there is no default, because the two round the
+// bias differently (a forgotten choice would be 1 ulp off torch's bias, silently).
+enum class weights_kind : std::uint8_t {
+  conv,    // fuse_conv_bn_weights: bias ((b - mean) * rsqrt) * gamma + beta
+  linear,  // fuse_linear_bn_weights: bias (b - mean) * (gamma * rsqrt) + beta
+};
+
 template <std::floating_point T>
 struct weights_view {
   std::span<const T> values;
   std::span<const std::int64_t> shape;  // in `layout` order
   weight_layout layout = weight_layout::o_i_s;
   std::int64_t groups = 1;
-  bool linear = false;  // torch folds a linear bias with (b - mean) * (gamma * rsqrt), a conv bias
-                        // with ((b - mean) * rsqrt) * gamma: different roundings
+  weights_kind kind;
+
+  constexpr weights_view(std::span<const T> values_, std::span<const std::int64_t> shape_,
+                         weight_layout layout_, std::int64_t groups_, weights_kind kind_) noexcept
+      : values(values_), shape(shape_), layout(layout_), groups(groups_), kind(kind_) {}
+  // The spelling from before weights_kind, `linear` as a bool (also a required argument).
+  template <std::same_as<bool> Bool>
+  constexpr weights_view(std::span<const T> values_, std::span<const std::int64_t> shape_,
+                         weight_layout layout_, std::int64_t groups_, Bool linear) noexcept
+      : weights_view(values_, shape_, layout_, groups_,
+                     linear ? weights_kind::linear : weights_kind::conv) {}
 };
+
+namespace detail {
+template <class R>
+concept float_data = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+    std::floating_point<std::remove_cv_t<std::ranges::range_value_t<R>>> &&
+    (std::is_lvalue_reference_v<R> || std::ranges::borrowed_range<R>);
+template <class R>
+using float_data_t = std::remove_cv_t<std::ranges::range_value_t<R>>;
+}  // namespace detail
+
+// weights_view{vector, shape, layout, groups, kind} deduces T from the data.
+template <class R, class... Rest>
+requires detail::float_data<R> weights_view(R&&, Rest&&...)
+->weights_view<detail::float_data_t<R>>;
+
+// A convolution's weights (PyTorch Conv: o_i_s; ConvTranspose: i_o_s), T from the data.
+template <class R>
+requires detail::float_data<R>
+[[nodiscard]] constexpr auto conv_weights(R&& values, std::span<const std::int64_t> shape,
+                                          weight_layout layout = weight_layout::o_i_s,
+                                          std::int64_t groups = 1) noexcept {
+  return weights_view<detail::float_data_t<R>>(std::span<const detail::float_data_t<R>>(values),
+                                               shape, layout, groups, weights_kind::conv);
+}
+// A linear layer's weights (out, in), T from the data.
+template <class R>
+requires detail::float_data<R>
+[[nodiscard]] constexpr auto linear_weights(R&& values,
+                                            std::span<const std::int64_t> shape) noexcept {
+  return weights_view<detail::float_data_t<R>>(std::span<const detail::float_data_t<R>>(values),
+                                               shape, weight_layout::o_i_s, 1,
+                                               weights_kind::linear);
+}
 
 // A batch norm's inference parameters, one value per output channel each (none may be empty: an
 // absent gamma or beta is passed as ones or zeros, never inferred from an empty span).
@@ -47,8 +97,42 @@ struct batch_norm_params {
   T epsilon = static_cast<T>(1e-5);
   bool training = false;
 };
+// batch_norm_params{mean, var, gamma, beta} deduces T from the data.
+template <class R, class... Rest>
+requires detail::float_data<R> batch_norm_params(R&&, Rest&&...)
+->batch_norm_params<detail::float_data_t<R>>;
 
 namespace detail {
+// x, rounded to T, as a value no later operation can be fused with. Bit-identity with torch needs
+// each product rounded before the addition that follows, but GCC in its gnu modes (CMake's
+// default -std=gnu++20) contracts a * b + c into an FMA even across statements and through a
+// std::bit_cast round trip, and clang at -ffp-contract=fast ignores `#pragma clang fp
+// contract(off)` and __arithmetic_fence. An empty asm statement that takes and gives back the
+// value in a register is opaque to both, costs no instruction, and leaves constant evaluation
+// alone (which never contracts). Checked with objdump on g++ 12 and clang++ 14 at -O2
+// -march=native -ffp-contract=fast; the test fold_batch_norm.contraction builds the golden test so.
+template <std::floating_point T>
+[[nodiscard]] constexpr T rounded(T x) noexcept {
+#if defined(__GNUC__)
+  if (!std::is_constant_evaluated()) {
+#if defined(__SSE2__) || defined(__aarch64__)
+    if constexpr (sizeof(T) <= sizeof(double)) {
+#if defined(__SSE2__)
+      asm("" : "+x"(x));
+#else
+      asm("" : "+w"(x));
+#endif
+    } else {
+      asm("" : "+m"(x));
+    }
+#else
+    asm("" : "+m"(x));
+#endif
+  }
+#endif
+  return x;
+}
+
 // out[i] = in[i] * s for n elements; true when every result is finite. Fixed-size blocks and an
 // integer test of the exponent bits let compilers vectorise it at -O2 (a float reduction would
 // not be), so the fold runs at memory speed.
@@ -178,14 +262,14 @@ template <std::floating_point T>
 // finite), non_finite (a folded value). Nothing but the two output spans is written (folded_weights
 // may be the weights' own storage), and after a rejection their contents mean nothing; a rejection
 // names the reason and, for non-finite results, the first weight (or bias: index = number of
-// weights + channel). Bit-identity with torch assumes no floating-point contraction (the default on
-// x86-64; use -ffp-contract=off where FMA is enabled).
+// weights + channel). Bit-identity with torch holds whatever the compiler's floating-point
+// contraction setting (-ffp-contract=fast, FMA targets): no product is fused with an addition.
+// T comes from the weights and the parameters, so vectors go in as they are.
 template <std::floating_point T>
-[[nodiscard]] constexpr std::optional<rejection> fold_batch_norm(const weights_view<T>& w,
-                                                                 std::span<const T> bias,
-                                                                 const batch_norm_params<T>& bn,
-                                                                 std::span<T> folded_weights,
-                                                                 std::span<T> folded_bias) {
+[[nodiscard]] constexpr std::optional<rejection> fold_batch_norm(
+    const weights_view<T>& w, std::type_identity_t<std::span<const T>> bias,
+    const batch_norm_params<T>& bn, std::type_identity_t<std::span<T>> folded_weights,
+    std::type_identity_t<std::span<T>> folded_bias) {
   if (bn.training) return rejection{reason::training_mode, "batch norm: training mode"};
   detail::channel_geometry g;
   if (auto r = detail::geometry(w, g)) return r;
@@ -246,12 +330,14 @@ template <std::floating_point T>
       break;
     }
   }
+  const bool linear = w.kind == weights_kind::linear;
   for (std::size_t o = 0; o < channels; ++o) {
+    const T r = rsqrt(o);
     const T centred =
         (bias.empty() ? T{0} : bias[o]) - bn.mean[o];  // an absent bias is 0 - mean, as in torch
-    // Separate statements: a multiply-add in one expression may be contracted into an FMA.
-    const T scaled = w.linear ? centred * (gamma(o) * rsqrt(o)) : centred * rsqrt(o) * gamma(o);
-    folded_bias[o] = scaled + bn.beta[o];  // torch adds beta (zeros when absent): -0 + 0 is +0
+    const T scaled = linear ? centred * (gamma(o) * r) : centred * r * gamma(o);
+    // rounded(): the product is rounded to T before beta is added, never fused with it (FMA).
+    folded_bias[o] = detail::rounded(scaled) + bn.beta[o];  // -0 + 0 is +0, as in torch
   }
   for (std::size_t i = 0; !finite && i < folded_weights.size(); ++i)
     if (!math::is_finite(folded_weights[i]))

@@ -82,8 +82,9 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   out.weight_shape.assign(weight->shape.begin(), weight->shape.end());
   std::size_t channels = mean->data.size();
   out.bias.assign(channels, 0.0f);
-  const bool linear = T::kind(g, producer) == op_kind::linear;
-  const weights_view<float> w{weight->data, weight->shape, conv.layout, conv.groups, linear};
+  const weights_kind kind =
+      T::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
+  const weights_view<float> w{weight->data, weight->shape, conv.layout, conv.groups, kind};
   const batch_norm_params<float> params{
       mean->data, var->data, gamma->data, beta->data, static_cast<float>(attrs.epsilon), false};
   return fold_batch_norm(w, bias ? bias->data : std::span<const float>{}, params,

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <type_traits>
 
 #include "qfold/arith/result.hpp"
 
@@ -50,11 +51,37 @@ struct qparams {
   friend constexpr bool operator==(const qparams&, const qparams&) = default;
 };
 
+// The C++ element type of a dtype: std::int8_t, std::uint8_t, std::int16_t, std::uint16_t,
+// std::int32_t.
+template <dtype D>
+requires(is_valid(D)) using element_type_t = std::conditional_t<
+    D == dtype::int8, std::int8_t,
+    std::conditional_t<
+        D == dtype::uint8, std::uint8_t,
+        std::conditional_t<D == dtype::int16, std::int16_t,
+                           std::conditional_t<D == dtype::uint16, std::uint16_t, std::int32_t>>>>;
+
+// qparams whose element type is also part of the C++ type, so that the table generators can
+// deduce their element types from their arguments (qparams::type is a run-time value, which no
+// template argument can be deduced from, even in a constant expression). A typed_qparams<D> is a
+// qparams and goes wherever one does; the generators still check that `type` equals D.
+template <dtype D>
+requires(is_valid(D)) struct typed_qparams : qparams {
+  static constexpr dtype element_dtype = D;
+  using element_type = element_type_t<D>;
+};
+
 // Full-range parameters of a type.
 [[nodiscard]] constexpr qparams make_qparams(dtype t, double scale,
                                              std::int32_t zero_point) noexcept {
   const dtype_range r = range_of(t);
   return {scale, zero_point, static_cast<std::int32_t>(r.lo), static_cast<std::int32_t>(r.hi), t};
+}
+// The same with the type as a template argument: make_qparams<dtype::int8>(1.0 / 128, 0).
+template <dtype D>
+[[nodiscard]] constexpr typed_qparams<D> make_qparams(double scale,
+                                                      std::int32_t zero_point) noexcept {
+  return {make_qparams(D, scale, zero_point)};
 }
 
 namespace detail {

@@ -1,12 +1,15 @@
 // The real functions tables are built from, as function objects callable with float or double:
 // the correctly rounded mathematical functions (qfold::fn), and the composite formulas of each
 // framework in that framework's operation order (fn::torch, fn::tflite, fn::vela), so that the
-// tables equal the ones those frameworks emit.
+// tables equal the ones those frameworks emit; fn::torch::by_name finds one by its aten op name.
 #pragma once
 
 #include <concepts>
+#include <cstdint>
 #include <limits>
+#include <string_view>
 
+#include "qfold/arith/result.hpp"
 #include "qfold/math/functions.hpp"
 
 namespace qfold::fn {
@@ -52,10 +55,27 @@ inline constexpr auto hardswish = []<std::floating_point T>(T x) {
   };
 }
 
-// PyTorch's CPU kernels (the float32 values ExecuTorch's table pass sees) where they compose
-// several rounded steps; torch.sigmoid and the unary functions are closest to the correctly
-// rounded qfold::fn ones (tests/golden/ shows every difference).
+// The complete set of functions ExecuTorch's Arm backend turns into tables (InsertTableOpsPass:
+// TableOps.unary_table_ops and its special cases), each as the float32 value PyTorch's CPU kernel
+// gives: where torch composes several rounded steps, those steps in torch's order; where torch
+// is closest to the correctly rounded function (tanh, sigmoid, exp, ... : tests/golden/ shows
+// every difference), an alias of the qfold::fn object, so fn::torch::sigmoid is fn::sigmoid.
 namespace torch {
+inline constexpr auto tanh = fn::tanh;
+inline constexpr auto sigmoid = fn::sigmoid;
+inline constexpr auto exp = fn::exp;
+inline constexpr auto expm1 = fn::expm1;
+inline constexpr auto log = fn::log;
+inline constexpr auto log1p = fn::log1p;
+inline constexpr auto erf = fn::erf;
+inline constexpr auto sin = fn::sin;
+inline constexpr auto cos = fn::cos;
+inline constexpr auto atan = fn::atan;
+inline constexpr auto reciprocal = fn::reciprocal;
+inline constexpr auto hardsigmoid = fn::hardsigmoid;
+inline constexpr auto hardswish = fn::hardswish;
+using fn::elu;
+using fn::leaky_relu;
 inline constexpr auto silu = []<std::floating_point T>(T x) { return x / (T{1} + math::exp(-x)); };
 inline constexpr auto rsqrt = []<std::floating_point T>(T x) { return T{1} / math::sqrt(x); };
 // x * 0.5 * (1 + erf(x * sqrt(1/2))).
@@ -68,6 +88,161 @@ inline constexpr auto gelu_tanh = []<std::floating_point T>(T x) {
       static_cast<T>(0.79788456080286535588) * (x + static_cast<T>(0.044715) * (x * x * x));
   return T{0.5} * x * (T{1} + math::tanh(inner));
 };
+
+// One of the functions above, chosen at run time (e.g. from an op name in a graph): a single
+// constexpr function object, callable with float or double, usable wherever the others are.
+// GCC's -Wshadow takes a scoped enumerator for a redeclaration of the function of the same name
+// (op::tanh hides neither ::tanh nor fn::torch::tanh, both stay reachable as before).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+enum class op : std::uint8_t {
+  tanh,
+  sigmoid,
+  exp,
+  expm1,
+  log,
+  log1p,
+  erf,
+  sin,
+  cos,
+  atan,
+  reciprocal,
+  rsqrt,
+  hardsigmoid,
+  hardswish,
+  silu,
+  gelu,
+  gelu_tanh,
+  elu,
+  leaky_relu,
+};
+#pragma GCC diagnostic pop
+
+struct function {
+  op id = op::tanh;
+  double parameter = 0.0;  // elu: alpha; leaky_relu: negative_slope; otherwise unused
+
+  template <std::floating_point T>
+  [[nodiscard]] constexpr T operator()(T x) const {
+    switch (id) {
+      case op::tanh:
+        return torch::tanh(x);
+      case op::sigmoid:
+        return torch::sigmoid(x);
+      case op::exp:
+        return torch::exp(x);
+      case op::expm1:
+        return torch::expm1(x);
+      case op::log:
+        return torch::log(x);
+      case op::log1p:
+        return torch::log1p(x);
+      case op::erf:
+        return torch::erf(x);
+      case op::sin:
+        return torch::sin(x);
+      case op::cos:
+        return torch::cos(x);
+      case op::atan:
+        return torch::atan(x);
+      case op::reciprocal:
+        return torch::reciprocal(x);
+      case op::rsqrt:
+        return torch::rsqrt(x);
+      case op::hardsigmoid:
+        return torch::hardsigmoid(x);
+      case op::hardswish:
+        return torch::hardswish(x);
+      case op::silu:
+        return torch::silu(x);
+      case op::gelu:
+        return torch::gelu(x);
+      case op::gelu_tanh:
+        return torch::gelu_tanh(x);
+      case op::elu:
+        return torch::elu(parameter)(x);
+      case op::leaky_relu:
+        return torch::leaky_relu(parameter)(x);
+    }
+    qfold::detail::expects(false, "fn::torch::function: id is one of the ops");
+    return x;
+  }
+  friend constexpr bool operator==(const function&, const function&) = default;
+};
+
+// The attributes by_name reads, with torch's defaults.
+struct op_attributes {
+  double alpha = 1.0;                     // aten.elu
+  double negative_slope = 0.01;           // aten.leaky_relu
+  std::string_view approximate = "none";  // aten.gelu: "none" or "tanh"
+};
+
+namespace detail {
+struct op_name {
+  std::string_view name;
+  op id;
+};
+inline constexpr op_name op_names[] = {
+    {"tanh", op::tanh},
+    {"sigmoid", op::sigmoid},
+    {"exp", op::exp},
+    {"expm1", op::expm1},
+    {"log", op::log},
+    {"log1p", op::log1p},
+    {"erf", op::erf},
+    {"sin", op::sin},
+    {"cos", op::cos},
+    {"atan", op::atan},
+    {"reciprocal", op::reciprocal},
+    {"rsqrt", op::rsqrt},
+    {"hardsigmoid", op::hardsigmoid},
+    {"hardswish", op::hardswish},
+    {"silu", op::silu},
+    {"gelu", op::gelu},
+    {"elu", op::elu},
+    {"leaky_relu", op::leaky_relu},
+};
+// "aten.sigmoid.default" or "aten::sigmoid" -> "sigmoid"; anything else -> "" (unknown).
+[[nodiscard]] constexpr std::string_view aten_base_name(std::string_view s) noexcept {
+  constexpr std::string_view dotted = "aten.", suffix = ".default", schema = "aten::";
+  if (s.starts_with(dotted) && s.ends_with(suffix) && s.size() > dotted.size() + suffix.size())
+    return s.substr(dotted.size(), s.size() - dotted.size() - suffix.size());
+  if (s.starts_with(schema) && s.size() > schema.size()) return s.substr(schema.size());
+  return {};
+}
+}  // namespace detail
+
+// The function ExecuTorch's Arm backend tabulates for the op named `name`, as torch prints it:
+// "aten.sigmoid.default" (the edge/aten overload) or "aten::sigmoid" (the schema name); gelu with
+// approximate "tanh" is gelu_tanh. Errors: illegal_attributes for a name that is not one of
+// these ops, an approximate other than "none" / "tanh", or a non-finite elu alpha / leaky_relu
+// slope.
+[[nodiscard]] constexpr result<function> by_name(std::string_view name,
+                                                 const op_attributes& attributes = {}) {
+  const std::string_view base = detail::aten_base_name(name);
+  for (const auto& [n, id] : detail::op_names) {
+    if (base.empty() || n != base) continue;
+    switch (id) {
+      case op::gelu:
+        if (attributes.approximate == "none") return function{op::gelu};
+        if (attributes.approximate == "tanh") return function{op::gelu_tanh};
+        return fail(errc::illegal_attributes,
+                    "fn::torch::by_name: gelu approximate is not none/tanh");
+      case op::elu:
+      case op::leaky_relu: {
+        const double p = id == op::elu ? attributes.alpha : attributes.negative_slope;
+        if (!(p - p == 0.0))
+          return fail(errc::illegal_attributes,
+                      "fn::torch::by_name: elu alpha / leaky_relu slope is not finite");
+        return function{id, p};
+      }
+      default:
+        return function{id};
+    }
+  }
+  return fail(errc::illegal_attributes,
+              "fn::torch::by_name: not an op ExecuTorch's Arm backend makes a table for");
+}
 }  // namespace torch
 
 // TFLite's kernels (activations.cc, exp.cc, gelu.h), float32 lambdas.

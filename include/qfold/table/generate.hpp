@@ -25,6 +25,7 @@ inline constexpr dtype dtype_of = std::same_as<T, std::int8_t>     ? dtype::int8
                                   : std::same_as<T, std::uint16_t> ? dtype::uint16
                                                                    : dtype::int32;
 
+namespace checked {
 // entry i = quantize_out(f(dequantize_in(code_i))) for the 256 codes of In, under convention c.
 // Errors: invalid qparams or ones the convention cannot use (validate(c, q)), qparams types that
 // differ from In / Out, and a NaN result (error.index = the entry).
@@ -50,6 +51,46 @@ requires std::invocable<const F&, Real>
   return t;
 }
 
+// The element types deduced from typed qparams (make_qparams<dtype::int8>(...)): the dtype is
+// then a template argument, so deduction works in constant expressions too. (A plain qparams
+// carries its dtype as a run-time value, from which no type can be deduced; returning a variant
+// of the four tables instead would make every caller unpack it.) A dtype other than int8/uint8
+// is a compile error that names it.
+template <dtype I, dtype O, std::floating_point Real, class F>
+requires std::invocable<const F&, Real>
+[[nodiscard]] constexpr auto make_table8(const quant_convention<Real>& c, const F& f,
+                                         const typed_qparams<I>& in, const typed_qparams<O>& out) {
+  static_assert(I == dtype::int8 || I == dtype::uint8,
+                "make_table8: the input qparams' dtype must be int8 or uint8");
+  static_assert(O == dtype::int8 || O == dtype::uint8,
+                "make_table8: the output qparams' dtype must be int8 or uint8");
+  return checked::make_table8<element_type_t<I>, element_type_t<O>>(c, f, in, out);
+}
+}  // namespace checked
+
+// Contract form: the table itself; the conditions under which checked::make_table8 fails are the
+// caller's contract (a violation is a compile error in constant evaluation and stops the program
+// at run time).
+template <dtype I, dtype O, std::floating_point Real, class F>
+requires std::invocable<const F&, Real>
+[[nodiscard]] constexpr auto make_table8(const quant_convention<Real>& c, const F& f,
+                                         const typed_qparams<I>& in, const typed_qparams<O>& out) {
+  const auto r = checked::make_table8(c, f, in, out);
+  detail::expects(r.has_value(),
+                  "make_table8: qparams valid for the convention, and no NaN from the function");
+  return *r;
+}
+
+// The spelling from before the two forms: element types as template arguments, plain qparams, a
+// result. Kept so that existing code compiles unchanged; it is checked::make_table8<In, Out>.
+template <class In, class Out, std::floating_point Real, class F>
+requires std::invocable<const F&, Real>
+[[nodiscard]] constexpr result<table8<In, Out>> make_table8(const quant_convention<Real>& c,
+                                                            const F& f, const qparams& in,
+                                                            const qparams& out) {
+  return checked::make_table8<In, Out>(c, f, in, out);
+}
+
 // ExecuTorch's int16 TABLE: the table, the right shift applied to its knots, and the RESCALE
 // by 2^(rshift - 7) that must follow the TABLE (32-bit 16.7 output -> output qparams).
 struct executorch_int16_table {
@@ -70,6 +111,7 @@ namespace detail {
 }
 }  // namespace detail
 
+namespace checked {
 // generate_16_bit_table_values of ExecuTorch's InsertTableOpsPass (int16 input; int16 or int32
 // output qparams): knots at linspace(qmin, qmax + 1, 513) clamped and masked with ~0x7F, the
 // virtual end point (32768 - zp) * scale when qmax == 32767, quantized with the output qparams,
@@ -113,12 +155,46 @@ requires std::invocable<const F&, float>
   for (int k = 0; k < 7 - r.rshift; ++k) scale *= 0.5;
   for (int k = 0; k < r.rshift - 7; ++k) scale *= 2.0;
   const result<scale_factor> s =
-      compute_multiplier_and_shift(scale, scale_width::bits32, tie_rule::half_to_even);
+      qfold::compute_multiplier_and_shift(scale, scale_width::bits32, tie_rule::half_to_even);
   if (!s) return s.error();
   r.rescale = *s;
   return r;
 }
 
+// The same from typed qparams (make_qparams<dtype::int16>(...)); other dtypes are a compile error.
+template <dtype I, dtype O, class F>
+requires std::invocable<const F&, float>
+[[nodiscard]] constexpr result<executorch_int16_table> make_executorch_int16_table(
+    const F& f, const typed_qparams<I>& in, const typed_qparams<O>& out) {
+  static_assert(I == dtype::int16, "make_executorch_int16_table: the input dtype must be int16");
+  static_assert(O == dtype::int16 || O == dtype::int32,
+                "make_executorch_int16_table: the output dtype must be int16 or int32");
+  return checked::make_executorch_int16_table(f, static_cast<const qparams&>(in),
+                                              static_cast<const qparams&>(out));
+}
+}  // namespace checked
+
+// Contract form (typed qparams): the table; checked::make_executorch_int16_table's errors are
+// the caller's contract.
+template <dtype I, dtype O, class F>
+requires std::invocable<const F&, float>
+[[nodiscard]] constexpr executorch_int16_table make_executorch_int16_table(
+    const F& f, const typed_qparams<I>& in, const typed_qparams<O>& out) {
+  const auto r = checked::make_executorch_int16_table(f, in, out);
+  detail::expects(r.has_value(),
+                  "make_executorch_int16_table: valid qparams, no NaN, not all 0, int16 slopes");
+  return *r;
+}
+
+// The spelling from before the two forms (plain qparams, a result): checked::'s.
+template <class F>
+requires std::invocable<const F&, float>
+[[nodiscard]] constexpr result<executorch_int16_table> make_executorch_int16_table(
+    const F& f, const qparams& in, const qparams& out) {
+  return checked::make_executorch_int16_table(f, in, out);
+}
+
+namespace checked {
 // TFLite LUTPopulate<int16_t> (common.h): 512 segments over the real input range, each knot
 // corrected by half the midpoint interpolation error; all arithmetic in Real (float by default),
 // TfLiteRound (half away from zero); no output zero point in the table.
@@ -168,6 +244,38 @@ requires std::invocable<const F&, Real>
   if (!last) return fail(last.error().code, last.error().message, 512);
   t.values[512] = *last;
   return t;
+}
+
+// The same from typed qparams (make_qparams<dtype::int16>(...)); other dtypes are a compile error.
+template <std::floating_point Real = float, dtype I, dtype O, class F>
+requires std::invocable<const F&, Real>
+[[nodiscard]] constexpr result<int16_table> make_tflite_int16_table(const F& f,
+                                                                    const typed_qparams<I>& in,
+                                                                    const typed_qparams<O>& out) {
+  static_assert(I == dtype::int16 && O == dtype::int16,
+                "make_tflite_int16_table: the input and output dtypes must be int16");
+  return checked::make_tflite_int16_table<Real>(f, static_cast<const qparams&>(in),
+                                                static_cast<const qparams&>(out));
+}
+}  // namespace checked
+
+// Contract form (typed qparams): the table; checked::make_tflite_int16_table's errors are the
+// caller's contract.
+template <std::floating_point Real = float, dtype I, dtype O, class F>
+requires std::invocable<const F&, Real>
+[[nodiscard]] constexpr int16_table make_tflite_int16_table(const F& f, const typed_qparams<I>& in,
+                                                            const typed_qparams<O>& out) {
+  const auto r = checked::make_tflite_int16_table<Real>(f, in, out);
+  detail::expects(r.has_value(), "make_tflite_int16_table: valid int16 qparams, no NaN");
+  return *r;
+}
+
+// The spelling from before the two forms (plain qparams, a result): checked::'s.
+template <std::floating_point Real = float, class F>
+requires std::invocable<const F&, Real>
+[[nodiscard]] constexpr result<int16_table> make_tflite_int16_table(const F& f, const qparams& in,
+                                                                    const qparams& out) {
+  return checked::make_tflite_int16_table<Real>(f, in, out);
 }
 
 }  // namespace qfold

@@ -1,0 +1,52 @@
+// fold_batch_norm in constant evaluation (g++ and clang++): the contraction barrier stays out of
+// the way there, T is deduced from arrays, and the weights kind is a required choice. Values are
+// derived by hand with powers of two, so every operation is exact.
+#include <array>
+#include <cstdint>
+#include <qfold/fold/batch_norm.hpp>
+#include <type_traits>
+
+namespace {
+// Two output channels of one weight each. var + eps = {4, 1}: rsqrt {1/2, 1}; gamma {2, 4}: the
+// weight scales are {1, 4}, so the weights {1, -2} fold to {1, -8}. Conv bias:
+// ((3 - 1) * 1/2) * 2 + 1/4 = 2.25 and ((5 - 1) * 1) * 4 - 1 = 15; linear: (3 - 1) * (2 * 1/2) +
+// 1/4 = 2.25 and (5 - 1) * (4 * 1) - 1 = 15 (exact here, so the two agree).
+constexpr std::array<float, 2> w{1.0f, -2.0f}, b{3.0f, 5.0f}, mean{1.0f, 1.0f}, var{3.0f, 0.0f},
+    gamma{2.0f, 4.0f}, beta{0.25f, -1.0f};
+constexpr std::array<std::int64_t, 4> conv_shape{2, 1, 1, 1};
+constexpr std::array<std::int64_t, 2> linear_shape{2, 1};
+
+template <class View>
+constexpr std::array<float, 4> fold(const View& view) {
+  std::array<float, 2> out_w{}, out_b{};
+  const qfold::batch_norm_params params{mean, var, gamma, beta, 1.0f};
+  if (qfold::fold_batch_norm(view, b, params, out_w, out_b)) return {};
+  return {out_w[0], out_w[1], out_b[0], out_b[1]};
+}
+
+constexpr std::array<float, 4> expected{1.0f, -8.0f, 2.25f, 15.0f};
+static_assert(fold(qfold::conv_weights(w, conv_shape)) == expected);
+static_assert(fold(qfold::linear_weights(w, linear_shape)) == expected);
+static_assert(fold(qfold::weights_view{w, conv_shape, qfold::weight_layout::o_i_s, 1,
+                                       qfold::weights_kind::conv}) == expected);
+
+// T comes from the data; the kind is whatever was asked for.
+static_assert(
+    std::is_same_v<decltype(qfold::conv_weights(w, conv_shape)), qfold::weights_view<float>>);
+static_assert(qfold::conv_weights(w, conv_shape).kind == qfold::weights_kind::conv);
+static_assert(qfold::linear_weights(w, linear_shape).kind == qfold::weights_kind::linear);
+static_assert(std::is_same_v<decltype(qfold::batch_norm_params{mean, var, gamma, beta}),
+                             qfold::batch_norm_params<float>>);
+// The bool spelling from before weights_kind still means what it said.
+static_assert(qfold::weights_view<float>{w, linear_shape, qfold::weight_layout::o_i_s, 1, true}
+                  .kind == qfold::weights_kind::linear);
+static_assert(qfold::weights_view<float>{w, conv_shape, qfold::weight_layout::o_i_s, 1, false}
+                  .kind == qfold::weights_kind::conv);
+// No kind, no weights_view (tests/compile_fail/weights_view_kind_required.cpp); no int for a bool.
+static_assert(
+    !std::is_constructible_v<qfold::weights_view<float>, std::span<const float>,
+                             std::span<const std::int64_t>, qfold::weight_layout, std::int64_t>);
+static_assert(!std::is_constructible_v<qfold::weights_view<float>, std::span<const float>,
+                                       std::span<const std::int64_t>, qfold::weight_layout,
+                                       std::int64_t, int>);
+}  // namespace
