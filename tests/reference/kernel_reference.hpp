@@ -53,7 +53,7 @@ inline i128 vqsub(i128 a, i128 b) { return sat32(a - b); }
 inline bool vshl_wraps(i128 x, i128 n) { return !fits_int32(x * pow2(static_cast<int>(n))); }
 
 // ---- TFLite NEON MultiplyByQuantizedMultiplier4Rows (one lane) --------------------------------
-// tensorflow/lite/kernels/internal/optimized/optimized_ops_utils.h / neon_tensor_utils.cc,
+// tensorflow/lite/kernels/internal/common.h (its mirror compiler/mlir/lite/.../common.h),
 // USE_NEON:
 //   default: left = max(shift, 0), right = min(shift, 0);
 //            vrshlq(vqrdmulhq(vshlq(x, left), q), right)

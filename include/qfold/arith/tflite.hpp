@@ -160,15 +160,15 @@ namespace checked {
 }
 
 namespace checked {
-// One lane of the NEON MultiplyByQuantizedMultiplier4Rows (optimized_ops / neon_tensor_utils,
-// USE_NEON). Default build: VSHL by max(shift, 0), VQRDMULH, VRSHL by min(shift, 0): the same
-// first step as the scalar code, but the final rounding shift is half up where RoundingDivideByPOT
-// is half away from zero (x = -2, q = 2^30, shift -1: -0.5 gives 0, the scalar -1). Single-
-// rounding build: VSHL by shift + 1 (for shift >= -1), VQDMULH, VRSHL by max(1, -shift), which is
-// the scalar single rounding wherever x << (shift + 1) fits int32. The left shift wraps for large
-// x; with lane_overflow::refuse that is errc::value_out_of_range (where the lane departs from the
-// scalar kernel). Errors: shift outside -31..30, q < 0 in the single-rounding build (DCHECK),
-// unknown options.
+// One lane of the NEON MultiplyByQuantizedMultiplier4Rows (kernels/internal/common.h, USE_NEON;
+// the older neon_tensor_utils.cc copy rounds its last step away from zero instead). Default build:
+// VSHL by max(shift, 0), VQRDMULH, VRSHL by min(shift, 0): the same first step as the scalar code,
+// but the final rounding shift is half up where RoundingDivideByPOT is half away from zero (x = -2,
+// q = 2^30, shift -1: -0.5 gives 0, the scalar -1). Single- rounding build: VSHL by shift + 1 (for
+// shift >= -1), VQDMULH, VRSHL by max(1, -shift), which is the scalar single rounding wherever x <<
+// (shift + 1) fits int32. The left shift wraps for large x; with lane_overflow::refuse that is
+// errc::value_out_of_range (where the lane departs from the scalar kernel). Errors: shift outside
+// -31..30, q < 0 in the single-rounding build (DCHECK), unknown options.
 [[nodiscard]] constexpr result<std::int32_t> multiply_by_quantized_multiplier_4rows(
     std::int32_t x, std::int32_t q, int shift, rounding build = rounding::double_round,
     lane_overflow overflow = lane_overflow::wrap) {
