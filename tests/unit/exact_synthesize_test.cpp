@@ -17,6 +17,236 @@
 #include "exact_support.hpp"
 #include "reference/spec_reference.hpp"
 
+// The synthesis before issue 15 (commit d7d01d8), verbatim: the interval method at every tried
+// shift, two 64-bit divisions per code. The new synthesis must give the same certificate.
+namespace old_synth {
+using namespace qfold;
+namespace detail {
+[[nodiscard]] constexpr std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+[[nodiscard]] constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept {
+  return -floor_div(-a, b);
+}
+
+// Every |v| here is below 2^17 and every multiplier considered below 2^45, so |v m| < 2^62: a
+// bound beyond +-(2^62 + 1) can be saturated there without changing any answer.
+inline constexpr std::int64_t beyond = (std::int64_t{1} << 62) + 1;
+inline constexpr std::int64_t uncapped_multiplier = std::int64_t{1} << 45;
+
+// t * 2^s - c, saturated to +-beyond when |t * 2^s| exceeds 2^62.
+[[nodiscard]] constexpr std::int64_t shifted_minus(std::int64_t t, int s, std::int64_t c) noexcept {
+  const std::int64_t limit = (std::int64_t{1} << 62) >> s;
+  if (t > limit) return beyond;
+  if (t < -limit) return -beyond;
+  return t * (std::int64_t{1} << s) - c;
+}
+
+struct candidate {
+  std::int64_t input_zp, output_zp;
+  bool double_round;
+};
+
+// The multipliers m in [0, cap] with clamp(floor((v m + 2^(s-1) + nudge) / 2^s) + ozp) == y(x)
+// for every input: each input is one or two linear inequalities on m (one where y sits on a
+// clamp bound, none where the output range is a single value).
+[[nodiscard]] constexpr multiplier_range multipliers(domain d, std::span<const std::int64_t> y,
+                                                     const candidate& k, int s, int_range out,
+                                                     std::int64_t cap) noexcept {
+  multiplier_range r{0, cap};
+  const std::int64_t half = std::int64_t{1} << (s - 1);
+  const std::int64_t nudge = k.double_round && s > 31 ? std::int64_t{1} << 30 : 0;
+  for (std::size_t i = 0; i < y.size() && !r.empty(); ++i) {
+    const std::int64_t v = d.lo + static_cast<std::int64_t>(i) - k.input_zp;
+    const std::int64_t yv = y[i];
+    if (yv < out.lo || yv > out.hi) return {1, 0};
+    const bool need_ge = yv != out.lo;  // R(v) >= t unless y is clamped from below
+    const bool need_le = yv != out.hi;  // R(v) <= t unless y is clamped from above
+    const std::int64_t t = yv - k.output_zp;
+    if (v == 0) {  // R(0) = 0 (the rounding constant stays below 2^s)
+      if ((need_ge && t > 0) || (need_le && t < 0)) return {1, 0};
+      continue;
+    }
+    const std::int64_t c = half + (v >= 0 ? nudge : -nudge);
+    const std::int64_t a = shifted_minus(t, s, c);          // R(v) >= t  <=>  v m >= a
+    const std::int64_t b = shifted_minus(t + 1, s, c) - 1;  // R(v) <= t  <=>  v m <= b
+    if (v > 0) {
+      if (need_ge) r.lo = std::max(r.lo, ceil_div(a, v));
+      if (need_le) r.hi = std::min(r.hi, floor_div(b, v));
+    } else {
+      if (need_ge) r.hi = std::min(r.hi, floor_div(a, v));
+      if (need_le) r.lo = std::max(r.lo, ceil_div(b, v));
+    }
+  }
+  return r;
+}
+
+[[nodiscard]] constexpr rescale_attributes attributes_of(const rescale_space& space,
+                                                         const candidate& k) noexcept {
+  return {space.input_type,
+          space.output_type,
+          space.scale32,
+          k.double_round ? rounding_mode::double_round : rounding_mode::single_round,
+          false,
+          space.input_unsigned,
+          space.output_unsigned,
+          k.input_zp,
+          k.output_zp};
+}
+
+[[nodiscard]] constexpr bool reproduces(domain d, std::span<const std::int64_t> y,
+                                        const rescale_certificate& c) {
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const auto r =
+        checked::rescale_value(c.attributes, c.scale, d.lo + static_cast<std::int64_t>(i));
+    if (!r || *r != y[i]) return false;
+  }
+  return true;
+}
+
+// apply_scale_32 requires -2^(shift-1) <= v < 2^(shift-1): small shifts exclude wide inputs
+// (apply_scale_16 has no such requirement).
+[[nodiscard]] constexpr int smallest_legal_shift(domain d, std::int64_t input_zp,
+                                                 bool scale32) noexcept {
+  int s = 2;
+  if (scale32) {
+    const std::int64_t vlo = d.lo - input_zp, vhi = d.hi - input_zp;
+    while (s < 62 && (vlo < -(std::int64_t{1} << (s - 1)) || vhi >= (std::int64_t{1} << (s - 1))))
+      ++s;
+  }
+  return s;
+}
+
+// Element types qfold knows (an enum holds any byte: other values must not reach range_of).
+[[nodiscard]] constexpr bool known_type(int_type t) noexcept {
+  return t == int_type::i8 || t == int_type::i16 || t == int_type::i32 || t == int_type::i48;
+}
+[[nodiscard]] constexpr bool known_types(const rescale_space& space) noexcept {
+  return known_type(space.input_type) && known_type(space.output_type);
+}
+
+// The index of input x in a domain that contains it (exact for any domain: unsigned difference).
+[[nodiscard]] constexpr std::size_t offset_in(domain d, std::int64_t x) noexcept {
+  return static_cast<std::size_t>(static_cast<std::uint64_t>(x) - static_cast<std::uint64_t>(d.lo));
+}
+
+// Inputs outside the input type make every RESCALE an error (and |x - zp| must stay small for
+// the bounds above), so such domains are refused before any arithmetic.
+[[nodiscard]] constexpr bool domain_in_type(domain d, const rescale_space& space) noexcept {
+  if (!known_types(space)) return false;
+  const int_range in = range_of(space.input_type, space.input_unsigned);
+  return d.lo <= d.hi && in.contains(d.lo) && in.contains(d.hi);
+}
+
+// The largest shift worth trying: where the slope between the first and last unclamped points
+// needs a multiplier near the cap (62 when the map has no such slope).
+[[nodiscard]] constexpr int shift_estimate(std::span<const std::int64_t> y, int_range out,
+                                           std::int64_t cap) noexcept {
+  std::size_t first = y.size(), last = 0;
+  for (std::size_t i = 0; i < y.size(); ++i)
+    if (y[i] > out.lo && y[i] < out.hi) {
+      if (first == y.size()) first = i;
+      last = i;
+    }
+  if (first >= last || y[last] <= y[first]) return 62;
+  // In 128 bits: cap < 2^31 and dx < 2^64, so the product cannot overflow.
+  __extension__ typedef __int128 wide;
+  const wide q = wide{cap} * static_cast<wide>(last - first) * 2 /
+                 (wide{y[last]} - y[first]);  // 2^s <= 2 cap / slope
+  int s = 0;
+  while (s < 62 && (wide{1} << (s + 1)) <= q) ++s;
+  return s < 2 ? 2 : s;
+}
+
+// The smallest shift (and its smallest multiplier) for one candidate. Without the cap on the
+// multiplier, feasibility is upward closed in the shift for single rounding ((m, s) and
+// (2m, s + 1) are the same function), so a binary search below the estimated top shift finds the
+// first feasible one, and the shifts from there are tried in order until the multiplier also fits
+// the cap. Whenever that fast path finds nothing, every shift is tried (the answer never depends
+// on the estimate). DOUBLE_ROUND only differs above shift 31 and is not upward closed.
+[[nodiscard]] constexpr std::optional<scale_factor> smallest(domain d,
+                                                             std::span<const std::int64_t> y,
+                                                             const candidate& k, int_range out,
+                                                             std::int64_t cap) {
+  const int min_shift = smallest_legal_shift(d, k.input_zp, cap > 32767);
+  const auto capped = [&](int s) -> std::optional<scale_factor> {
+    const multiplier_range m = multipliers(d, y, k, s, out, cap);
+    if (m.empty()) return std::nullopt;
+    return scale_factor{static_cast<std::int32_t>(m.lo), s};
+  };
+  if (!k.double_round) {
+    int lo = min_shift, hi = std::max(min_shift, shift_estimate(y, out, cap));
+    if (!multipliers(d, y, k, hi, out, uncapped_multiplier).empty()) {
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (multipliers(d, y, k, mid, out, uncapped_multiplier).empty())
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      for (int s = lo; s <= 62; ++s)
+        if (auto f = capped(s)) return f;
+    }
+  }
+  for (int s = std::max(min_shift, k.double_round ? 32 : 2); s <= 62; ++s)
+    if (auto f = capped(s)) return f;
+  return std::nullopt;
+}
+
+[[nodiscard]] constexpr int_range output_zero_points(const rescale_space& space) noexcept {
+  if (space.output_type == int_type::i8) return range_of(int_type::i8, space.output_unsigned);
+  if (space.output_type == int_type::i16 && space.output_unsigned)
+    return {0, 32768};  // only 0 and 32768
+  return {0, 0};
+}
+}  // namespace detail
+
+// The RESCALE within `space` that gives y[i] for input d.lo + i, with the smallest shift and the
+// smallest multiplier at that shift; nullopt when none exists. The result has been evaluated on
+// every input with checked::rescale_value before it is returned.
+[[nodiscard]] constexpr std::optional<rescale_certificate> synthesize_rescale(
+    domain d, std::span<const std::int64_t> y, const rescale_space& space) {
+  if (y.size() != d.size() || y.empty() || !detail::domain_in_type(d, space)) return std::nullopt;
+  // A RESCALE is non-decreasing (multiplier >= 0, clamp): anything else is refused at once.
+  for (std::size_t i = 1; i < y.size(); ++i)
+    if (y[i] < y[i - 1]) return std::nullopt;
+  const int_range out = range_of(space.output_type, space.output_unsigned);
+  const std::int64_t cap = space.scale32 ? int32_max : 32767;
+  const std::array<std::int64_t, 1> zero{0};
+  const std::span<const std::int64_t> izps = space.input_zero_points.empty()
+                                                 ? std::span<const std::int64_t>(zero)
+                                                 : space.input_zero_points;
+  std::optional<rescale_certificate> best;
+  for (const std::int64_t izp : izps) {
+    const int_range ozp_range = detail::output_zero_points(space);
+    // With the input zero point inside the domain, R(0) = 0 pins the output zero point there.
+    std::int64_t ozp_lo = ozp_range.lo, ozp_hi = ozp_range.hi;
+    if (d.contains(izp)) {
+      const std::int64_t y0 = y[detail::offset_in(d, izp)];
+      if (y0 > out.lo && y0 < out.hi) ozp_lo = ozp_hi = y0;
+    }
+    for (std::int64_t ozp = ozp_lo; ozp <= ozp_hi; ++ozp) {
+      if (ozp_range.hi == 32768 && ozp != 0 && ozp != 32768) continue;
+      for (bool dr : {false, true}) {
+        if (dr && !(space.allow_double_round && space.scale32)) continue;
+        const detail::candidate k{izp, ozp, dr};
+        const rescale_attributes attrs = detail::attributes_of(space, k);
+        if (!validate(attrs)) continue;
+        const auto s = detail::smallest(d, y, k, out, cap);
+        if (!s) continue;
+        const rescale_certificate c{attrs, *s};
+        if (!detail::reproduces(d, y, c)) continue;  // the certificate is re-checked, never trusted
+        if (!best || s->shift < best->scale.shift ||
+            (s->shift == best->scale.shift && s->multiplier < best->scale.multiplier))
+          best = c;
+      }
+    }
+  }
+  return best;
+}
+}  // namespace old_synth
+
 namespace {
 using qfold::domain;
 using qfold::int_type;
@@ -336,4 +566,86 @@ TEST_CASE("exact synthesize: refusals and degenerate spaces", "[exact][synthesiz
     CHECK_FALSE(qfold::synthesize_rescale(d, y4, {.input_zero_points = izps}).has_value());
     for (const auto& r : qfold::rescale_shifts(d, y4, {}, 127, 0, false)) CHECK(r.empty());
   }
+}
+
+TEST_CASE("exact synthesize: the same certificates and refusals as the interval method",
+          "[exact][synthesize]") {
+  // The synthesis before issue 15 (old_synth, above) tried the interval method at every shift it
+  // probed; the new one derives every shift from one top shift and verifies a candidate. Both
+  // must return the same certificate (attributes and scale) or both refuse, on RESCALE maps,
+  // near misses, random non-decreasing walks, constants, clamped lines and steps, in spaces with
+  // and without DOUBLE_ROUND, scale16, several input zero points and free output zero points.
+  std::mt19937_64 gen(25);
+  int found = 0, refused = 0, done = 0;
+  const auto same = [&](domain d, const std::vector<i64>& y, const qfold::rescale_space& space) {
+    const auto n = qfold::synthesize_rescale(d, y, space);
+    const auto o = old_synth::synthesize_rescale(d, y, space);
+    INFO("domain " << d.lo << ".." << d.hi << " in " << static_cast<int>(space.input_type)
+                   << " out " << static_cast<int>(space.output_type) << " scale32 "
+                   << space.scale32 << " dr " << space.allow_double_round);
+    REQUIRE(n.has_value() == o.has_value());
+    if (n) {
+      CHECK(n->attributes == o->attributes);
+      CHECK(n->scale == o->scale);
+      ++found;
+    } else {
+      ++refused;
+    }
+    ++done;
+  };
+  int int16_maps = 0;
+  while (done < scaled(3000)) {
+    auto r = make_random_rescale(gen, int16_maps < (sanitized ? 1 : 8));
+    if (!r) continue;
+    if (r->d.size() > 4096) ++int16_maps;
+    std::array<i64, 2> izps{r->attrs.input_zp, pick(gen, 0, 3) == 0 ? i64{0} : r->attrs.input_zp};
+    const std::span<const i64> iz = pick(gen, 0, 4) == 0 ? std::span<const i64>(izps)
+                                                         : std::span<const i64>(izps).first(1);
+    const bool dr = r->attrs.scale32 && pick(gen, 0, 1) != 0;
+    const auto space = space_of(r->attrs, iz, dr);
+    same(r->d, r->y, space);
+    // A near miss: one code moved by one, kept non-decreasing and inside the output type.
+    auto y = r->y;
+    const auto k = static_cast<std::size_t>(pick(gen, 0, static_cast<i64>(y.size()) - 1));
+    const i64 step = pick(gen, 0, 1) != 0 ? 1 : -1;
+    const qfold::int_range out = r->attrs.output_range();
+    const i64 nv = y[k] + step;
+    if (out.contains(nv) && (k == 0 || y[k - 1] <= nv) && (k + 1 == y.size() || nv <= y[k + 1])) {
+      y[k] = nv;
+      same(r->d, y, space);
+    }
+    // A random non-decreasing walk over the same domain (steps 0..3), some clamped.
+    std::vector<i64> w;
+    i64 v = pick(gen, -200, 200);
+    const i64 maxstep = pick(gen, 0, 3);
+    for (std::size_t i = 0; i < r->d.size() && i < 4096; ++i) {
+      w.push_back(std::clamp(v, out.lo, out.hi));
+      v += pick(gen, 0, maxstep);
+    }
+    if (w.size() == r->d.size()) same(r->d, w, space);
+  }
+  // Constants, lines a x (all shifts' bounds exact at the smallest legal shift), clamped lines,
+  // and two-value steps, on int8 and int16 inputs.
+  for (const i64 c : {i64{-128}, i64{-1}, i64{0}, i64{5}, i64{127}}) {
+    const auto y = qfold::tabulate(qfold::int8_domain, [&](i64) { return c; });
+    same(qfold::int8_domain, y, {});
+    same(qfold::int8_domain, y, {.output_type = int_type::i32});
+  }
+  for (i64 a = 0; a <= 5; ++a) {
+    const auto y = qfold::tabulate(qfold::int8_domain, [&](i64 x) { return a * x; });
+    same(qfold::int8_domain, y, {.output_type = int_type::i32});
+    same(qfold::int8_domain, y, {.output_type = int_type::i32, .scale32 = false});
+    const auto c = qfold::tabulate(qfold::int8_domain,
+                                   [&](i64 x) { return std::clamp<i64>(a * x + 3, -128, 127); });
+    same(qfold::int8_domain, c, {});
+    const auto y16 = qfold::tabulate(qfold::int16_domain, [&](i64 x) { return a * x; });
+    if (!sanitized || a < 2)
+      same(qfold::int16_domain, y16, {.input_type = int_type::i16, .output_type = int_type::i32});
+  }
+  for (i64 at = -128; at <= 127; at += 17) {
+    const auto y = qfold::tabulate(qfold::int8_domain, [&](i64 x) { return x < at ? -128 : 127; });
+    same(qfold::int8_domain, y, {});
+  }
+  CHECK(found > scaled(1000));
+  CHECK(refused > scaled(100));
 }

@@ -216,6 +216,189 @@ struct candidate {
   return std::nullopt;
 }
 
+// --- The fast exact path (single rounding, |x - input_zp| <= 2^17) -------------------------------
+// At shift s the multipliers that work are [M_s, H_s] (the intersection of every code's interval;
+// M_s counts m >= 0). Each code's bounds are ceil / floor of (2t -+ 1) 2^(s-1) / v, and
+// ceil(ceil(z) / 2) = ceil(z / 2), floor(floor(z) / 2) = floor(z / 2): so M_s = ceil(M_S / 2^(S-s))
+// and H_s = floor(H_S / 2^(S-s)) for every s <= S, and the exact bounds at one top shift S give
+// every smaller shift at once. Feasible shifts are an interval: M_s <= H_s is upward closed, and
+// M_s <= cap downward closed (M_s never falls as s grows).
+__extension__ typedef __int128 wide;
+
+template <class T>
+[[nodiscard]] constexpr T floor_div_t(T a, T b) noexcept {
+  const T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <class T>
+[[nodiscard]] constexpr T ceil_div_t(T a, T b) noexcept {
+  return -floor_div_t<T>(-a, b);
+}
+
+inline constexpr std::int64_t fast_max_v = std::int64_t{1} << 17;
+inline constexpr std::int64_t fast_max_h = std::int64_t{1} << 45;  // |v h| <= 2^62
+
+// One code's multiplier interval at shift s in 128 bits (single rounding); false when no
+// multiplier works (v = 0 with the wrong target). t = y - output_zp.
+[[nodiscard]] constexpr bool code_bounds(std::int64_t v, std::int64_t yv, std::int64_t ozp, int s,
+                                         int_range out, wide& lo, wide& hi) noexcept {
+  const bool need_ge = yv != out.lo, need_le = yv != out.hi;
+  const wide t = wide{yv} - ozp;
+  if (v == 0) return !((need_ge && t > 0) || (need_le && t < 0));
+  const wide a = (2 * t - 1) * (wide{1} << (s - 1));      // v m >= a
+  const wide b = (2 * t + 1) * (wide{1} << (s - 1)) - 1;  // v m <= b
+  if (v > 0) {
+    if (need_ge) lo = std::max(lo, ceil_div_t<wide>(a, v));
+    if (need_le) hi = std::min(hi, floor_div_t<wide>(b, v));
+  } else {
+    if (need_ge) hi = std::min(hi, floor_div_t<wide>(a, v));
+    if (need_le) lo = std::max(lo, ceil_div_t<wide>(b, v));
+  }
+  return true;
+}
+
+// Whether (m, s) with single rounding gives y on every code: clamp(floor((v m + 2^(s-1)) / 2^s)
+// + ozp) == y, for attributes already validated and s at least the smallest legal shift (so the
+// checked evaluation could not fail). The product is an arithmetic progression in v.
+[[nodiscard]] constexpr bool reproduces_single(std::int64_t vlo, std::span<const std::int64_t> y,
+                                               std::int64_t m, int s, std::int64_t ozp,
+                                               int_range out) noexcept {
+  const std::int64_t base = vlo * m + (std::int64_t{1} << (s - 1));
+  std::uint64_t bad = 0;
+  const std::size_t n = y.size();
+  std::size_t i = 0;
+  constexpr std::size_t block = 16;
+  for (; i + block <= n; i += block) {
+    const std::int64_t b0 = base + static_cast<std::int64_t>(i) * m;
+    for (std::size_t j = 0; j < block; ++j) {
+      std::int64_t r = ((b0 + static_cast<std::int64_t>(j) * m) >> s) + ozp;
+      r = r < out.lo ? out.lo : r > out.hi ? out.hi : r;
+      bad |= static_cast<std::uint64_t>(r ^ y[i + j]);
+    }
+    if (bad != 0) return false;
+  }
+  for (; i < n; ++i) {
+    std::int64_t r = ((base + static_cast<std::int64_t>(i) * m) >> s) + ozp;
+    r = r < out.lo ? out.lo : r > out.hi ? out.hi : r;
+    bad |= static_cast<std::uint64_t>(r ^ y[i]);
+  }
+  return bad == 0;
+}
+
+// The first index whose value is not below `value` (y non-decreasing).
+[[nodiscard]] constexpr std::size_t lower_index(std::span<const std::int64_t> y,
+                                                std::int64_t value) noexcept {
+  std::size_t lo = 0, hi = y.size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (y[mid] < value)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+enum class fast_outcome : std::uint8_t { found, none, unknown };
+struct fast_answer {
+  fast_outcome outcome = fast_outcome::unknown;
+  scale_factor scale{};
+};
+
+// The smallest s in [s_lo, S] with ceil(M / 2^(S-s)) <= min(H >> (S-s), cap), and its multiplier.
+[[nodiscard]] constexpr std::optional<scale_factor> first_feasible(std::int64_t m_top,
+                                                                   std::int64_t h_top, int top,
+                                                                   int s_lo,
+                                                                   std::int64_t cap) noexcept {
+  for (int s = s_lo; s <= top; ++s) {
+    const int j = top - s;
+    const std::int64_t m = m_top == 0 ? 0 : ((m_top - 1) >> j) + 1;
+    const std::int64_t h = h_top >> j;
+    if (m <= h && m <= cap) return scale_factor{static_cast<std::int32_t>(m), s};
+  }
+  return std::nullopt;
+}
+
+// The exact smallest (shift, multiplier) for one single-rounding candidate, without a division
+// per code: bounds from the codes at the clamp edges (exact, in 128 bits) give a candidate that
+// is the answer whenever it reproduces the map (the true intervals lie inside those bounds); if
+// not, one pass at the top shift raises M and lowers H code by code (a division only where a
+// code tightens them), and every shift follows from M_S, H_S. `unknown` sends the caller to the
+// interval method (outside the ranges argued for here).
+[[nodiscard]] constexpr fast_answer smallest_single(domain d, std::span<const std::int64_t> y,
+                                                    const candidate& k, int_range out,
+                                                    std::int64_t cap, int min_shift) {
+  fast_answer none{fast_outcome::none, {}};
+  const std::int64_t vlo = d.lo - k.input_zp, vhi = d.hi - k.input_zp;
+  if (vlo < -fast_max_v || vhi > fast_max_v) return {};
+  if (y.front() < out.lo || y.back() > out.hi) return none;
+  const std::size_t n = y.size();
+  const std::size_t a = lower_index(y, out.lo + 1);  // [a, b): strictly inside the output range
+  const std::size_t b = std::max(a, lower_index(y, out.hi));
+  // Codes at the edges: the last clamped low, the first and last unclamped, the first clamped
+  // high, and v = 0. Clamped codes between are implied (R is non-decreasing in v for m >= 0).
+  std::array<std::size_t, 5> edge{};
+  std::size_t edges = 0;
+  if (a > 0) edge[edges++] = a - 1;
+  if (a < b) edge[edges++] = a;
+  if (b > a + 1) edge[edges++] = b - 1;
+  if (b < n) edge[edges++] = b;
+  if (vlo <= 0 && vhi >= 0) edge[edges++] = static_cast<std::size_t>(-vlo);
+  wide lo = 0, hi = wide{1} << 100;
+  for (std::size_t e = 0; e < edges; ++e)
+    if (!code_bounds(vlo + static_cast<std::int64_t>(edge[e]), y[edge[e]], k.output_zp, 62, out,
+                     lo, hi))
+      return none;
+  if (lo > hi) return none;  // empty at 62, so at every shift
+  // The top shift: the largest where M <= cap (beyond it M only grows) and H <= 2^45 (products
+  // fit int64). Limited by H, an empty interval there says nothing about larger shifts.
+  int jm = 0, jh = 0;
+  while (jm < 61 && ((lo - 1) >> jm) + 1 > cap) ++jm;
+  while (jh < 61 && (hi >> jh) > fast_max_h) ++jh;
+  const int top = 62 - std::max(jm, jh);
+  const bool h_limited = jh > jm;
+  const int s_lo = std::max(min_shift, 2);
+  if (top < s_lo) return h_limited ? fast_answer{} : none;
+  const int j = 62 - top;
+  std::int64_t m = lo == 0 ? 0 : static_cast<std::int64_t>(((lo - 1) >> j) + 1);
+  std::int64_t h = static_cast<std::int64_t>(hi >> j);
+  const std::int64_t ozp = k.output_zp;
+  if (const auto f = first_feasible(m, h, top, s_lo, cap)) {
+    if (reproduces_single(vlo, y, f->multiplier, f->shift, ozp, out))
+      return {fast_outcome::found, *f};
+  } else if (m <= h) {
+    return none;  // feasible at the top only beyond the cap: so nowhere
+  }
+  if (m > h) return h_limited ? fast_answer{} : none;
+  // The pass over the unclamped codes at the top shift. |t| is bounded by its two ends.
+  if (a < b) {
+    const std::int64_t tmax = std::max(std::max(y[a] - ozp, ozp - y[a]),
+                                       std::max(y[b - 1] - ozp, ozp - y[b - 1]));
+    if (tmax >= (std::int64_t{1} << (60 - top))) return {};
+  }
+  const std::int64_t half = std::int64_t{1} << (top - 1);
+  for (std::size_t i = a; i < b; ++i) {
+    const std::int64_t v = vlo + static_cast<std::int64_t>(i);
+    if (v == 0) continue;  // an edge code
+    const std::int64_t t = y[i] - ozp;
+    const std::int64_t lo_t = (2 * t - 1) * half;  // v m >= lo_t
+    const std::int64_t hi_t = (2 * t + 1) * half - 1;  // v m <= hi_t
+    const std::int64_t vm = v * m, vh = v * h;
+    if (v > 0) {
+      if (vm < lo_t) m = ceil_div(lo_t, v);
+      if (vh > hi_t) h = floor_div(hi_t, v);
+    } else {
+      if (vm > hi_t) m = ceil_div(hi_t, v);
+      if (vh < lo_t) h = floor_div(lo_t, v);
+    }
+    if (m > h) return h_limited ? fast_answer{} : none;
+  }
+  const auto f = first_feasible(m, h, top, s_lo, cap);
+  if (!f) return none;  // M <= H at the top, so every shift that works needs M > cap
+  if (!reproduces_single(vlo, y, f->multiplier, f->shift, ozp, out)) return {};
+  return {fast_outcome::found, *f};
+}
+
 [[nodiscard]] constexpr int_range output_zero_points(const rescale_space& space) noexcept {
   if (space.output_type == int_type::i8) return range_of(int_type::i8, space.output_unsigned);
   if (space.output_type == int_type::i16 && space.output_unsigned)
@@ -252,13 +435,26 @@ struct candidate {
       if (ozp_range.hi == 32768 && ozp != 0 && ozp != 32768) continue;
       for (bool dr : {false, true}) {
         if (dr && !(space.allow_double_round && space.scale32)) continue;
+        // DOUBLE_ROUND differs only from shift 32: it cannot beat a smaller shift already found.
+        if (dr && best && best->scale.shift < 32) continue;
         const detail::candidate k{izp, ozp, dr};
         const rescale_attributes attrs = detail::attributes_of(space, k);
         if (!validate(attrs)) continue;
-        const auto s = detail::smallest(d, y, k, out, cap);
-        if (!s) continue;
+        std::optional<scale_factor> s;
+        const auto fast =
+            dr ? detail::fast_answer{}
+               : detail::smallest_single(d, y, k, out, cap,
+                                         detail::smallest_legal_shift(d, izp, cap > 32767));
+        if (fast.outcome == detail::fast_outcome::none) continue;
+        if (fast.outcome == detail::fast_outcome::found) {
+          s = fast.scale;  // already evaluated on every code (reproduces_single)
+        } else {
+          s = detail::smallest(d, y, k, out, cap);
+          if (!s) continue;
+          // the certificate is re-checked, never trusted
+          if (!detail::reproduces(d, y, rescale_certificate{attrs, *s})) continue;
+        }
         const rescale_certificate c{attrs, *s};
-        if (!detail::reproduces(d, y, c)) continue;  // the certificate is re-checked, never trusted
         if (!best || s->shift < best->scale.shift ||
             (s->shift == best->scale.shift && s->multiplier < best->scale.multiplier))
           best = c;
