@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
+#include <type_traits>
 
 #include "qfold/arith/rescale.hpp"
 #include "qfold/arith/result.hpp"
@@ -257,32 +260,146 @@ inline constexpr std::int64_t fast_max_h = std::int64_t{1} << 45;  // |v h| <= 2
   return true;
 }
 
-// Whether (m, s) with single rounding gives y on every code: clamp(floor((v m + 2^(s-1)) / 2^s)
-// + ozp) == y, for attributes already validated and s at least the smallest legal shift (so the
-// checked evaluation could not fail). The product is an arithmetic progression in v.
-[[nodiscard]] constexpr bool reproduces_single(std::int64_t vlo, std::span<const std::int64_t> y,
-                                               std::int64_t m, int s, std::int64_t ozp,
-                                               int_range out) noexcept {
-  const std::int64_t base = vlo * m + (std::int64_t{1} << (s - 1));
+// Codes are checked 16 at a time without branches: a fixed trip count that g++'s -O2 cost model
+// vectorises. Values are biased by 2^63 so that a logical shift floors (u = z + 2^63 gives
+// u >> s = floor(z / 2^s) + 2^(63-s)), and "a < b" is the sign bit of a - b (all terms stay
+// within +-2^62, so no difference overflows).
+inline constexpr std::size_t block = 16;
+inline constexpr std::uint64_t bias = std::uint64_t{1} << 63;
+
+[[nodiscard]] constexpr std::uint64_t biased_start(std::int64_t v, std::int64_t m,
+                                                   int s) noexcept {
+  return static_cast<std::uint64_t>(v * m + (std::int64_t{1} << (s - 1))) + bias;
+}
+[[nodiscard]] constexpr std::int64_t signed_of(std::uint64_t u) noexcept {
+  return static_cast<std::int64_t>(u);
+}
+
+// One pass over codes: r = (acc + i m) >> s (the biased RESCALE value of code i) against a
+// target. `equal`: any bit of the result set means some r differs from y + c; `at_most` /
+// `at_least`: the top bit set means some r > c / r < c.
+enum class scan : std::uint8_t { equal, at_most, at_least };
+
+template <scan K>
+[[nodiscard]] constexpr std::uint64_t scan_scalar(const std::int64_t* y, std::size_t count,
+                                                  std::uint64_t acc, std::uint64_t um, int s,
+                                                  std::uint64_t c) noexcept {
   std::uint64_t bad = 0;
-  const std::size_t n = y.size();
+  for (std::size_t i = 0; i < count; ++i, acc += um) {
+    const std::uint64_t r = acc >> s;
+    if constexpr (K == scan::equal)
+      bad |= r ^ (static_cast<std::uint64_t>(y[i]) + c);
+    else if constexpr (K == scan::at_most)
+      bad |= c - r;
+    else
+      bad |= r - c;
+  }
+  return bad;
+}
+
+// The same, four codes at a time in two-lane vectors (GCC/clang vector extensions: SSE2 without
+// any -march), stopping at the first block of 16 with a difference.
+__extension__ typedef std::uint64_t u64x2 __attribute__((vector_size(16)));
+[[nodiscard]] inline u64x2 load2(const std::int64_t* p) noexcept {
+  u64x2 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <scan K>
+[[nodiscard]] inline u64x2 scan_step(u64x2 r, const std::int64_t* y, std::uint64_t c) noexcept {
+  if constexpr (K == scan::equal)
+    return r ^ (load2(y) + c);
+  else if constexpr (K == scan::at_most)
+    return c - r;
+  else
+    return r - c;
+}
+
+template <scan K>
+[[nodiscard]] inline std::uint64_t scan_vector(const std::int64_t* y, std::size_t count,
+                                               std::uint64_t acc, std::uint64_t um, int s,
+                                               std::uint64_t c) noexcept {
+  u64x2 a0 = u64x2{acc, acc + um}, a1 = a0 + 2 * um, bad0{}, bad1{};
+  const std::uint64_t step = 4 * um;
   std::size_t i = 0;
-  constexpr std::size_t block = 16;
-  for (; i + block <= n; i += block) {
-    const std::int64_t b0 = base + static_cast<std::int64_t>(i) * m;
-    for (std::size_t j = 0; j < block; ++j) {
-      std::int64_t r = ((b0 + static_cast<std::int64_t>(j) * m) >> s) + ozp;
-      r = r < out.lo ? out.lo : r > out.hi ? out.hi : r;
-      bad |= static_cast<std::uint64_t>(r ^ y[i + j]);
+  for (; i + 16 <= count; i += 16) {
+    for (std::size_t j = 0; j < 16; j += 4, a0 += step, a1 += step) {
+      bad0 |= scan_step<K>(a0 >> s, y + i + j, c);
+      bad1 |= scan_step<K>(a1 >> s, y + i + j + 2, c);
     }
-    if (bad != 0) return false;
+    if constexpr (K == scan::equal) {
+      const u64x2 any = bad0 | bad1;
+      if ((any[0] | any[1]) != 0) return any[0] | any[1];
+    }
   }
-  for (; i < n; ++i) {
-    std::int64_t r = ((base + static_cast<std::int64_t>(i) * m) >> s) + ozp;
-    r = r < out.lo ? out.lo : r > out.hi ? out.hi : r;
-    bad |= static_cast<std::uint64_t>(r ^ y[i]);
+  const u64x2 any = bad0 | bad1;
+  return any[0] | any[1] | scan_scalar<K>(y + i, count - i, a0[0], um, s, c);
+}
+
+// For the pass at the top shift: over 16 codes, the top bit set when some code rejects m (biased
+// pm) or h (biased ph). For v > 0 m must give R >= t and h R <= t; for v < 0 the other way.
+template <bool Negative>
+[[nodiscard]] constexpr std::uint64_t bounds_scalar(const std::int64_t* y, std::uint64_t pm,
+                                                    std::uint64_t ph, std::uint64_t um,
+                                                    std::uint64_t uh, int s,
+                                                    std::uint64_t c) noexcept {
+  std::uint64_t sign = 0;
+  for (std::size_t j = 0; j < block; ++j, pm += um, ph += uh) {
+    const std::uint64_t tk = static_cast<std::uint64_t>(y[j]) + c, rm = pm >> s, rh = ph >> s;
+    sign |= Negative ? (tk - rm) | (rh - tk) : (rm - tk) | (tk - rh);
   }
-  return bad == 0;
+  return sign;
+}
+template <bool Negative>
+[[nodiscard]] inline std::uint64_t bounds_vector(const std::int64_t* y, std::uint64_t pm,
+                                                 std::uint64_t ph, std::uint64_t um,
+                                                 std::uint64_t uh, int s,
+                                                 std::uint64_t c) noexcept {
+  u64x2 m2 = u64x2{pm, pm + um}, h2 = u64x2{ph, ph + uh}, sign{};
+  const std::uint64_t sm = 2 * um, sh = 2 * uh;
+  for (std::size_t j = 0; j < block; j += 2, m2 += sm, h2 += sh) {
+    const u64x2 tk = load2(y + j) + c, rm = m2 >> s, rh = h2 >> s;
+    sign |= Negative ? (tk - rm) | (rh - tk) : (rm - tk) | (tk - rh);
+  }
+  return sign[0] | sign[1];
+}
+template <bool Negative>
+[[nodiscard]] constexpr std::uint64_t bounds_block(const std::int64_t* y, std::uint64_t pm,
+                                                   std::uint64_t ph, std::uint64_t um,
+                                                   std::uint64_t uh, int s,
+                                                   std::uint64_t c) noexcept {
+  if (std::is_constant_evaluated()) return bounds_scalar<Negative>(y, pm, ph, um, uh, s, c);
+  return bounds_vector<Negative>(y, pm, ph, um, uh, s, c);
+}
+
+template <scan K>
+[[nodiscard]] constexpr std::uint64_t scan_codes(const std::int64_t* y, std::size_t count,
+                                                 std::uint64_t acc, std::uint64_t um, int s,
+                                                 std::uint64_t c) noexcept {
+  if (std::is_constant_evaluated()) return scan_scalar<K>(y, count, acc, um, s, c);
+  return scan_vector<K>(y, count, acc, um, s, c);
+}
+
+// Whether (m, s) with single rounding gives y on every code: clamp(floor((v m + 2^(s-1)) / 2^s)
+// + ozp) == y, for attributes already validated, s at least the smallest legal shift (so the
+// checked evaluation could not fail), |v| <= 2^17 and m <= 2^31. Codes [0, a) hold out.lo, [b, n)
+// out.hi, [a, b) values strictly between (y non-decreasing); R + ozp must equal y in [a, b), be at
+// most out.lo before and at least out.hi after. Every code is evaluated.
+[[nodiscard]] constexpr bool reproduces_single(std::int64_t vlo, std::span<const std::int64_t> y,
+                                               std::size_t a, std::size_t b, std::int64_t m,
+                                               int s, std::int64_t ozp, int_range out) noexcept {
+  const std::uint64_t k = std::uint64_t{1} << (63 - s);  // R + k = the biased shift
+  const std::uint64_t um = static_cast<std::uint64_t>(m);
+  const std::uint64_t shift_y = k - static_cast<std::uint64_t>(ozp);  // y + shift_y = t + k
+  const std::uint64_t acc = biased_start(vlo, m, s);
+  const std::int64_t* p = y.data();
+  if (scan_codes<scan::equal>(p + a, b - a, acc + a * um, um, s, shift_y) != 0) return false;
+  const std::uint64_t lo_k = static_cast<std::uint64_t>(out.lo) + shift_y;
+  const std::uint64_t hi_k = static_cast<std::uint64_t>(out.hi) + shift_y;
+  const std::uint64_t sign = scan_codes<scan::at_most>(p, a, acc, um, s, lo_k) |
+                             scan_codes<scan::at_least>(p + b, y.size() - b, acc + b * um, um, s, hi_k);
+  return (sign >> 63) == 0;
 }
 
 // The first index whose value is not below `value` (y non-decreasing).
@@ -305,18 +422,33 @@ struct fast_answer {
   scale_factor scale{};
 };
 
-// The smallest s in [s_lo, S] with ceil(M / 2^(S-s)) <= min(H >> (S-s), cap), and its multiplier.
+// The smallest s in [s_lo, S] with ceil(M / 2^(S-s)) <= min(H >> (S-s), cap), and its multiplier:
+// a binary search for the first s with M_s <= H_s (upward closed), then the cap there (M_s only
+// grows with s, so if it exceeds the cap there it does everywhere above).
 [[nodiscard]] constexpr std::optional<scale_factor> first_feasible(std::int64_t m_top,
                                                                    std::int64_t h_top, int top,
                                                                    int s_lo,
                                                                    std::int64_t cap) noexcept {
-  for (int s = s_lo; s <= top; ++s) {
-    const int j = top - s;
-    const std::int64_t m = m_top == 0 ? 0 : ((m_top - 1) >> j) + 1;
-    const std::int64_t h = h_top >> j;
-    if (m <= h && m <= cap) return scale_factor{static_cast<std::int32_t>(m), s};
+  const auto m_at = [&](int s) { return m_top == 0 ? 0 : ((m_top - 1) >> (top - s)) + 1; };
+  if (s_lo > top || m_at(top) > h_top) return std::nullopt;
+  int lo = s_lo, hi = top;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (m_at(mid) <= (h_top >> (top - mid)))
+      hi = mid;
+    else
+      lo = mid + 1;
   }
-  return std::nullopt;
+  const std::int64_t m = m_at(lo);
+  if (m > cap) return std::nullopt;
+  return scale_factor{static_cast<std::int32_t>(m), lo};
+}
+
+// Bits of a non-negative 128-bit value.
+[[nodiscard]] constexpr int bit_length(wide u) noexcept {
+  const auto high = static_cast<std::uint64_t>(u >> 64);
+  return static_cast<int>(high != 0 ? 64 + std::bit_width(high)
+                                    : std::bit_width(static_cast<std::uint64_t>(u)));
 }
 
 // The exact smallest (shift, multiplier) for one single-rounding candidate, without a division
@@ -344,7 +476,8 @@ struct fast_answer {
   if (b > a + 1) edge[edges++] = b - 1;
   if (b < n) edge[edges++] = b;
   if (vlo <= 0 && vhi >= 0) edge[edges++] = static_cast<std::size_t>(-vlo);
-  wide lo = 0, hi = wide{1} << 100;
+  const wide unbounded = wide{1} << 100;  // no code bounds the multiplier from above
+  wide lo = 0, hi = unbounded;
   for (std::size_t e = 0; e < edges; ++e)
     if (!code_bounds(vlo + static_cast<std::int64_t>(edge[e]), y[edge[e]], k.output_zp, 62, out,
                      lo, hi))
@@ -352,50 +485,75 @@ struct fast_answer {
   if (lo > hi) return none;  // empty at 62, so at every shift
   // The top shift: the largest where M <= cap (beyond it M only grows) and H <= 2^45 (products
   // fit int64). Limited by H, an empty interval there says nothing about larger shifts.
-  int jm = 0, jh = 0;
+  // With no upper bound at all (no unclamped code but v = 0), H stays infinite.
+  int jm = std::max(0, bit_length(lo) - bit_length(cap) - 1);
   while (jm < 61 && ((lo - 1) >> jm) + 1 > cap) ++jm;
-  while (jh < 61 && (hi >> jh) > fast_max_h) ++jh;
+  int jh = hi == unbounded ? 0 : std::max(0, bit_length(hi) - 47);
+  while (hi != unbounded && jh < 61 && (hi >> jh) > fast_max_h) ++jh;
   const int top = 62 - std::max(jm, jh);
   const bool h_limited = jh > jm;
   const int s_lo = std::max(min_shift, 2);
   if (top < s_lo) return h_limited ? fast_answer{} : none;
-  const int j = 62 - top;
-  std::int64_t m = lo == 0 ? 0 : static_cast<std::int64_t>(((lo - 1) >> j) + 1);
-  std::int64_t h = static_cast<std::int64_t>(hi >> j);
+  const int drop = 62 - top;
+  std::int64_t m = lo == 0 ? 0 : static_cast<std::int64_t>(((lo - 1) >> drop) + 1);
+  std::int64_t h = hi == unbounded ? std::numeric_limits<std::int64_t>::max()
+                                   : static_cast<std::int64_t>(hi >> drop);
   const std::int64_t ozp = k.output_zp;
   if (const auto f = first_feasible(m, h, top, s_lo, cap)) {
-    if (reproduces_single(vlo, y, f->multiplier, f->shift, ozp, out))
+    if (reproduces_single(vlo, y, a, b, f->multiplier, f->shift, ozp, out))
       return {fast_outcome::found, *f};
   } else if (m <= h) {
     return none;  // feasible at the top only beyond the cap: so nowhere
   }
   if (m > h) return h_limited ? fast_answer{} : none;
-  // The pass over the unclamped codes at the top shift. |t| is bounded by its two ends.
+  // The pass over the unclamped codes at the top shift: a block whose codes all accept m and h
+  // (m: R >= t for v > 0, R <= t for v < 0; h the other way) costs no division; a block where
+  // one does not is redone code by code, moving m up or h down to that code's exact bound.
+  const std::int64_t half = std::int64_t{1} << (top - 1);
+  const std::uint64_t shift_y = (std::uint64_t{1} << (63 - top)) - static_cast<std::uint64_t>(ozp);
+  const auto exact = [&](std::size_t from, std::size_t to) {  // false: empty
+    for (std::size_t i = from; i < to; ++i) {
+      const std::int64_t v = vlo + static_cast<std::int64_t>(i);
+      const std::int64_t t = y[i] - ozp;
+      const std::int64_t lo_t = (2 * t - 1) * half;      // v m >= lo_t
+      const std::int64_t hi_t = (2 * t + 1) * half - 1;  // v m <= hi_t
+      if (v > 0) {
+        if (v * m < lo_t) m = ceil_div(lo_t, v);
+        if (v * h > hi_t) h = floor_div(hi_t, v);
+      } else {
+        if (v * m > hi_t) m = ceil_div(hi_t, v);
+        if (v * h < lo_t) h = floor_div(lo_t, v);
+      }
+      if (m > h) return false;
+    }
+    return true;
+  };
+  // One sign of v at a time: [from, to) with v < 0 (negative) or v > 0.
+  const auto sweep = [&](std::size_t from, std::size_t to, auto negative) {
+    std::size_t i = from;
+    while (i + block <= to) {
+      const std::int64_t v = vlo + static_cast<std::int64_t>(i);
+      const std::uint64_t sign = bounds_block<decltype(negative)::value>(
+          y.data() + i, biased_start(v, m, top), biased_start(v, h, top),
+          static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(h), top, shift_y);
+      if ((sign >> 63) != 0 && !exact(i, i + block)) return false;
+      i += block;
+    }
+    return exact(i, to);
+  };
   if (a < b) {
+    // |t| is bounded by the two ends; (2t + 1) 2^(top-1) must fit int64 for the exact bounds.
     const std::int64_t tmax = std::max(std::max(y[a] - ozp, ozp - y[a]),
                                        std::max(y[b - 1] - ozp, ozp - y[b - 1]));
     if (tmax >= (std::int64_t{1} << (60 - top))) return {};
-  }
-  const std::int64_t half = std::int64_t{1} << (top - 1);
-  for (std::size_t i = a; i < b; ++i) {
-    const std::int64_t v = vlo + static_cast<std::int64_t>(i);
-    if (v == 0) continue;  // an edge code
-    const std::int64_t t = y[i] - ozp;
-    const std::int64_t lo_t = (2 * t - 1) * half;  // v m >= lo_t
-    const std::int64_t hi_t = (2 * t + 1) * half - 1;  // v m <= hi_t
-    const std::int64_t vm = v * m, vh = v * h;
-    if (v > 0) {
-      if (vm < lo_t) m = ceil_div(lo_t, v);
-      if (vh > hi_t) h = floor_div(hi_t, v);
-    } else {
-      if (vm > hi_t) m = ceil_div(hi_t, v);
-      if (vh < lo_t) h = floor_div(lo_t, v);
-    }
-    if (m > h) return h_limited ? fast_answer{} : none;
+    const std::size_t zero = static_cast<std::size_t>(std::clamp<std::int64_t>(
+        -vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));  // first v >= 0
+    const std::size_t pos = zero < b && vlo + static_cast<std::int64_t>(zero) == 0 ? zero + 1 : zero;
+    if (!sweep(a, zero, std::true_type{}) || !sweep(pos, b, std::false_type{})) return h_limited ? fast_answer{} : none;
   }
   const auto f = first_feasible(m, h, top, s_lo, cap);
   if (!f) return none;  // M <= H at the top, so every shift that works needs M > cap
-  if (!reproduces_single(vlo, y, f->multiplier, f->shift, ozp, out)) return {};
+  if (!reproduces_single(vlo, y, a, b, f->multiplier, f->shift, ozp, out)) return {};
   return {fast_outcome::found, *f};
 }
 
