@@ -163,7 +163,8 @@ namespace checked {
 // VSHL by shift + 1 (for shift >= -1), VQDMULH, VRSHL by max(1, -shift): one half-up rounding,
 // equal to the scalar arm_nn_requantize wherever val << (shift + 1) fits int32 (that is one bit
 // fewer inputs than the scalar takes). With lane_overflow::refuse a wrapping left shift is
-// errc::value_out_of_range: exactly the inputs where the vector kernel departs from the scalar.
+// errc::value_out_of_range: in the single-rounding build exactly the inputs where the lane
+// departs from the scalar kernel, in the default build those where the scalar is undefined.
 // Errors otherwise: shift outside -31..30, unknown options.
 [[nodiscard]] constexpr result<std::int32_t> requantize_mve(
     std::int32_t val, std::int32_t multiplier, std::int32_t shift,
