@@ -177,30 +177,33 @@ struct op_attributes {
   std::string_view approximate = "none";  // aten.gelu: "none" or "tanh"
 };
 
-namespace detail {
-struct op_name {
+}  // namespace torch
+}  // namespace qfold::fn
+
+namespace qfold::detail {
+struct torch_op_name {
   std::string_view name;
-  op id;
+  fn::torch::op id;
 };
-inline constexpr op_name op_names[] = {
-    {"tanh", op::tanh},
-    {"sigmoid", op::sigmoid},
-    {"exp", op::exp},
-    {"expm1", op::expm1},
-    {"log", op::log},
-    {"log1p", op::log1p},
-    {"erf", op::erf},
-    {"sin", op::sin},
-    {"cos", op::cos},
-    {"atan", op::atan},
-    {"reciprocal", op::reciprocal},
-    {"rsqrt", op::rsqrt},
-    {"hardsigmoid", op::hardsigmoid},
-    {"hardswish", op::hardswish},
-    {"silu", op::silu},
-    {"gelu", op::gelu},
-    {"elu", op::elu},
-    {"leaky_relu", op::leaky_relu},
+inline constexpr torch_op_name torch_op_names[] = {
+    {"tanh", fn::torch::op::tanh},
+    {"sigmoid", fn::torch::op::sigmoid},
+    {"exp", fn::torch::op::exp},
+    {"expm1", fn::torch::op::expm1},
+    {"log", fn::torch::op::log},
+    {"log1p", fn::torch::op::log1p},
+    {"erf", fn::torch::op::erf},
+    {"sin", fn::torch::op::sin},
+    {"cos", fn::torch::op::cos},
+    {"atan", fn::torch::op::atan},
+    {"reciprocal", fn::torch::op::reciprocal},
+    {"rsqrt", fn::torch::op::rsqrt},
+    {"hardsigmoid", fn::torch::op::hardsigmoid},
+    {"hardswish", fn::torch::op::hardswish},
+    {"silu", fn::torch::op::silu},
+    {"gelu", fn::torch::op::gelu},
+    {"elu", fn::torch::op::elu},
+    {"leaky_relu", fn::torch::op::leaky_relu},
 };
 // "aten.sigmoid.default" or "aten::sigmoid" -> "sigmoid"; anything else -> "" (unknown).
 [[nodiscard]] constexpr std::string_view aten_base_name(std::string_view s) noexcept {
@@ -210,7 +213,10 @@ inline constexpr op_name op_names[] = {
   if (s.starts_with(schema) && s.size() > schema.size()) return s.substr(schema.size());
   return {};
 }
-}  // namespace detail
+}  // namespace qfold::detail
+
+namespace qfold::fn {
+namespace torch {
 
 // The function ExecuTorch's Arm backend tabulates for the op named `name`, as torch prints it:
 // "aten.sigmoid.default" (the edge/aten overload) or "aten::sigmoid" (the schema name); gelu with
@@ -219,8 +225,8 @@ inline constexpr op_name op_names[] = {
 // slope.
 [[nodiscard]] constexpr result<function> by_name(std::string_view name,
                                                  const op_attributes& attributes = {}) {
-  const std::string_view base = detail::aten_base_name(name);
-  for (const auto& [n, id] : detail::op_names) {
+  const std::string_view base = qfold::detail::aten_base_name(name);
+  for (const auto& [n, id] : qfold::detail::torch_op_names) {
     if (base.empty() || n != base) continue;
     switch (id) {
       case op::gelu:
