@@ -71,9 +71,8 @@ static_assert(*tfl::quantize_multiplier(0.5 + 0x1p-32, tfl::rounding::double_rou
                                         tfl::float_impl::emulated) ==
               tfl::quantized_multiplier{one_30, 0});
 static_assert(*tfl::quantize_multiplier(0.5 + 0x1p-32) == tfl::quantized_multiplier{one_30 + 1, 0});
-static_assert(tfl::to_quantized_multiplier(0.75, tfl::rounding::double_round,
-                                           tfl::float_impl::emulated) ==
-              tfl::quantized_multiplier{3 << 29, 0});
+static_assert(tfl::quantize_multiplier<tfl::rounding::double_round, tfl::float_impl::emulated>(
+                  0.75) == tfl::quantized_multiplier{3 << 29, 0});
 
 // ExecuTorch Cortex-M: ties to even (0.5 + 2^-32 -> 2^30; 0.5 + 3 * 2^-32 -> 2^30 + 2), shifts
 // below -31 kept (2^-40 = 2^30 * 2^(-39 - 31)), which CMSIS-NN cannot take.
@@ -141,11 +140,12 @@ static_assert(qfold::same_function(F::tflite_double_round, F::tosa_double_round,
 static_assert(qfold::requantize(F::cmsis_nn_mve_pred_single_round, 1, {one_30, -1}) == 1);
 
 // Contract twins of the multiplier derivations.
-static_assert(qfold::to_scale_factor(0.5 + 0x1p-32, qfold::scale_width::bits32,
-                                     qfold::tie_rule::half_to_even) ==
-              qfold::scale_factor{one_30, 31});
-static_assert(*qfold::checked::to_scale_factor(0.5 + 0x1p-32, qfold::scale_width::bits32,
-                                               qfold::tie_rule::half_away_from_zero) ==
+static_assert(
+    qfold::compute_multiplier_and_shift<qfold::scale_width::bits32, qfold::tie_rule::half_to_even>(
+        0.5 + 0x1p-32) == qfold::scale_factor{one_30, 31});
+static_assert(*qfold::checked::compute_multiplier_and_shift(0.5 + 0x1p-32,
+                                                            qfold::scale_width::bits32,
+                                                            qfold::tie_rule::half_away_from_zero) ==
               qfold::scale_factor{one_30 + 1, 31});
 
 // Broken contracts are no constant expressions (paired with legal controls above).
@@ -161,12 +161,24 @@ constexpr auto bad_wrap = [] {
                             qfold::lane_overflow::refuse);
 };
 constexpr auto bad_scale = [] {
-  return qfold::to_scale_factor(-1.0, qfold::scale_width::bits32, qfold::tie_rule::half_to_even);
+  return qfold::compute_multiplier_and_shift<qfold::scale_width::bits32,
+                                             qfold::tie_rule::half_to_even>(-1.0);
 };
 constexpr auto bad_cortex = [] { return qfold::executorch::cortex_m_quantize_multiplier(-1.0); };
 constexpr auto ok_mve = [] { return cn::requantize_mve(1, one_30, 30); };
+constexpr auto ok_scale = [] {
+  return qfold::compute_multiplier_and_shift<qfold::scale_width::bits16,
+                                             qfold::tie_rule::half_to_even>(0.25);
+};
+constexpr auto bad_tflite = [] { return tfl::quantize_multiplier<>(-0.5); };
+constexpr auto ok_tflite = [] { return tfl::quantize_multiplier<>(0.5); };
 static_assert(!is_constant<decltype(bad_downscale)> && !is_constant<decltype(bad_mve)> &&
               !is_constant<decltype(bad_wrap)> && !is_constant<decltype(bad_scale)> &&
-              !is_constant<decltype(bad_cortex)>);
-static_assert(is_constant<decltype(ok_mve)>);
+              !is_constant<decltype(bad_cortex)> && !is_constant<decltype(bad_tflite)>);
+static_assert(is_constant<decltype(ok_mve)> && is_constant<decltype(ok_scale)> &&
+              is_constant<decltype(ok_tflite)>);
+// The run-time spelling from before the two forms still returns a result (the checked form).
+static_assert(!qfold::compute_multiplier_and_shift(-1.0, qfold::scale_width::bits32,
+                                                   qfold::tie_rule::half_to_even));
+static_assert(!tfl::quantize_multiplier(-0.5));
 }  // namespace

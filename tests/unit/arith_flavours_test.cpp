@@ -320,7 +320,13 @@ TEST_CASE("TFLite QuantizeMultiplier with TFLITE_EMULATE_FLOAT vs the reference"
         CAPTURE(d, single, ref.value.multiplier, ref.value.left_shift);
         FAIL("quantize_multiplier (emulated) differs from the reference");
       }
-      REQUIRE(qfold::tflite::to_quantized_multiplier(d, b, float_impl::emulated) == *ours);
+      if (single)
+        REQUIRE(qfold::tflite::quantize_multiplier<rounding::single_round, float_impl::emulated>(
+                    d) == *ours);
+      else
+        REQUIRE(qfold::tflite::quantize_multiplier<rounding::double_round, float_impl::emulated>(
+                    d) == *ours);
+      REQUIRE(*qfold::tflite::checked::quantize_multiplier(d, b, float_impl::emulated) == *ours);
       const auto native = qfold::tflite::quantize_multiplier(d, b);
       if (!(*native == *ours)) ++ties;
     }
@@ -693,17 +699,27 @@ TEST_CASE("contract twins equal their checked forms; bad parameters give named e
   using qfold::tie_rule;
   for (int i = 0; i < 200'000; ++i) {
     const double d = std::ldexp(static_cast<double>(uniform(1, std::int64_t{1} << 53)),
-                                static_cast<int>(uniform(-120, -30)));
+                                static_cast<int>(uniform(-120, -41)));
     for (auto w : {scale_width::bits32, scale_width::bits16})
       for (auto t : {tie_rule::half_to_even, tie_rule::half_away_from_zero}) {
         const auto c = qfold::compute_multiplier_and_shift(d, w, t);
-        const auto c2 = qfold::checked::to_scale_factor(d, w, t);
+        const auto c2 = qfold::checked::compute_multiplier_and_shift(d, w, t);
         REQUIRE(c.has_value() == c2.has_value());
-        if (c) REQUIRE((qfold::to_scale_factor(d, w, t) == *c && *c2 == *c));
+        if (c) REQUIRE(*c2 == *c);
       }
+    using W = scale_width;
+    using T = tie_rule;
+    const auto even32 = qfold::compute_multiplier_and_shift(d, W::bits32, T::half_to_even);
+    const auto away16 = qfold::compute_multiplier_and_shift(d, W::bits16, T::half_away_from_zero);
+    REQUIRE((even32 && away16));
+    REQUIRE(qfold::compute_multiplier_and_shift<W::bits32, T::half_to_even>(d) == *even32);
+    REQUIRE(qfold::compute_multiplier_and_shift<W::bits16, T::half_away_from_zero>(d) == *away16);
+    REQUIRE(*qfold::checked::compute_multiplier_and_shift<W::bits32, T::half_to_even>(d) ==
+            *even32);
     const auto tq = qfold::tflite::quantize_multiplier(d);
-    REQUIRE(qfold::tflite::checked::to_quantized_multiplier(d).has_value());
-    REQUIRE(qfold::tflite::to_quantized_multiplier(d) == *tq);
+    REQUIRE(*qfold::tflite::checked::quantize_multiplier(d) == *tq);
+    REQUIRE(*qfold::tflite::checked::quantize_multiplier<>(d) == *tq);
+    REQUIRE(qfold::tflite::quantize_multiplier<>(d) == *tq);
   }
   namespace cc = qfold::cmsis_nn::checked;
   namespace tc = qfold::tflite::checked;

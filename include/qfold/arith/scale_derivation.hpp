@@ -115,20 +115,28 @@ struct rounded_mantissa {
 }
 
 namespace checked {
-// The checked form under the library's naming pattern; compute_multiplier_and_shift above is its
-// older name and stays (same arguments, same result).
-[[nodiscard]] constexpr result<scale_factor> to_scale_factor(double scale, scale_width width,
-                                                             tie_rule ties) {
-  return compute_multiplier_and_shift(scale, width, ties);
+// The two forms, as everywhere in qfold: checked::compute_multiplier_and_shift returns a result,
+// qfold::compute_multiplier_and_shift<width, ties>(scale) the scale_factor itself. The options are
+// template arguments in the new spelling; the run-time spelling above (scale, width, ties) is the
+// one from before the two forms, kept unchanged: it is the checked form.
+[[nodiscard]] constexpr result<scale_factor> compute_multiplier_and_shift(double scale,
+                                                                          scale_width width,
+                                                                          tie_rule ties) {
+  return qfold::compute_multiplier_and_shift(scale, width, ties);
+}
+template <scale_width width, tie_rule ties>
+[[nodiscard]] constexpr result<scale_factor> compute_multiplier_and_shift(double scale) {
+  return qfold::compute_multiplier_and_shift(scale, width, ties);
 }
 }  // namespace checked
 
 // Contract form: a finite scale >= 0 below 2^29 (32-bit) or 2^13 (16-bit), known options. A
 // violation is a compile error in constant evaluation and stops the program at run time.
-[[nodiscard]] constexpr scale_factor to_scale_factor(double scale, scale_width width,
-                                                     tie_rule ties) {
+template <scale_width width, tie_rule ties>
+[[nodiscard]] constexpr scale_factor compute_multiplier_and_shift(double scale) {
   const result<scale_factor> r = compute_multiplier_and_shift(scale, width, ties);
-  detail::expects(r.has_value(), "to_scale_factor: finite scale >= 0 that needs shift >= 2");
+  detail::expects(r.has_value(),
+                  "compute_multiplier_and_shift: finite scale >= 0 that needs shift >= 2");
   return *r;
 }
 

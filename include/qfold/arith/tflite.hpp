@@ -53,7 +53,6 @@ namespace detail {
 // gives 2^30, not 2^30 + 1. Subnormal scales flush to (0, 0) either way.
 // Errors (where TFLite has undefined or meaningless results): negative, NaN, infinite scales
 // (TFLITE_CHECK fails for infinities; NaN gives shift INT_MAX), unknown options.
-// `quantize_multiplier` is the older name of checked::to_quantized_multiplier and stays.
 [[nodiscard]] constexpr result<quantized_multiplier> quantize_multiplier(
     double scale, rounding build = rounding::double_round, float_impl impl = float_impl::native) {
   if (build != rounding::double_round && build != rounding::single_round)
@@ -76,16 +75,23 @@ namespace detail {
 }
 
 namespace checked {
-[[nodiscard]] constexpr result<quantized_multiplier> to_quantized_multiplier(
+// The two forms: checked::quantize_multiplier returns a result, quantize_multiplier<build,
+// impl>(scale) the pair itself (options as template arguments); the run-time spelling above is
+// the one from before the two forms, kept unchanged: it is the checked form.
+[[nodiscard]] constexpr result<quantized_multiplier> quantize_multiplier(
     double scale, rounding build = rounding::double_round, float_impl impl = float_impl::native) {
+  return tflite::quantize_multiplier(scale, build, impl);
+}
+template <rounding build = rounding::double_round, float_impl impl = float_impl::native>
+[[nodiscard]] constexpr result<quantized_multiplier> quantize_multiplier(double scale) {
   return tflite::quantize_multiplier(scale, build, impl);
 }
 }  // namespace checked
 // Contract form of QuantizeMultiplier: a finite scale >= 0 and known options.
-[[nodiscard]] constexpr quantized_multiplier to_quantized_multiplier(
-    double scale, rounding build = rounding::double_round, float_impl impl = float_impl::native) {
+template <rounding build = rounding::double_round, float_impl impl = float_impl::native>
+[[nodiscard]] constexpr quantized_multiplier quantize_multiplier(double scale) {
   const result<quantized_multiplier> r = quantize_multiplier(scale, build, impl);
-  qfold::detail::expects(r.has_value(), "tflite::to_quantized_multiplier: finite scale >= 0");
+  qfold::detail::expects(r.has_value(), "tflite::quantize_multiplier: finite scale >= 0");
   return *r;
 }
 
