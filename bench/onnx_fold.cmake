@@ -3,7 +3,6 @@
 include("${PROJECT_SOURCE_DIR}/examples/onnx/find_onnx.cmake")
 if(QFOLD_ONNX_FOUND)
   target_link_libraries(bench_onnx_fold PRIVATE qfold_onnx)
-  target_sources(bench_onnx_fold PRIVATE "${PROJECT_SOURCE_DIR}/examples/onnx/huge_pages.cpp")
   target_compile_definitions(bench_onnx_fold PRIVATE QFOLD_ONNX_BENCH)
 else()
   message(STATUS "qfold: bench_onnx_fold built without ONNX: ${QFOLD_ONNX_WHY}")

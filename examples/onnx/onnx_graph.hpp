@@ -3,9 +3,16 @@
 #pragma once
 
 #include <onnx/onnx_pb.h>
+#if defined(__linux__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -64,6 +71,169 @@ inline std::optional<std::size_t> bytes(std::size_t count, std::size_t element) 
 }
 }  // namespace checked
 
+// Bytes kept for the life of the process outside the heap: a memory file (memfd) filled with
+// write(), read through one shared read-only mapping. The kernel fills the file's pages with the
+// bytes themselves, where fresh heap memory would first be zeroed page by page and then copied
+// into; for hundreds of megabytes of tensors that zeroing was the largest cost of qfold-onnx.
+// Every copy is 64-byte aligned. keep() returns a view with data() null when the spill cannot
+// be had (not Linux, no memfd, out of space): the caller then stores the bytes itself.
+class raw_spill {
+ public:
+  raw_spill() = default;
+  raw_spill(const raw_spill&) = delete;
+  raw_spill& operator=(const raw_spill&) = delete;
+  ~raw_spill() {
+#if defined(__linux__)
+    if (base_ != nullptr) ::munmap(base_, reserve);
+    if (fd_ >= 0) ::close(fd_);
+#endif
+  }
+  // A copy of `bytes`: in the space of a released copy when one fits (its pages exist: no fresh
+  // memory), else at the end.
+  std::string_view keep(std::string_view bytes) noexcept {
+#if defined(__linux__)
+    std::uint64_t at = 0;
+    bool reused = false;
+    if (fd_ >= 0) {
+      std::size_t best = free_.size();
+      for (std::size_t i = 0; i < free_.size(); ++i)
+        if (free_[i].second >= bytes.size() &&
+            (best == free_.size() || free_[i].second < free_[best].second))
+          best = i;
+      if (best != free_.size()) {
+        at = free_[best].first;
+        const std::uint64_t end = at + free_[best].second;
+        const std::uint64_t rest = (at + bytes.size() + 63) / 64 * 64;
+        if (rest + raw_min_piece <= end) {
+          free_[best] = {rest, end - rest};
+        } else {
+          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
+        }
+        reused = true;
+      }
+    }
+    if (!reused && !room(bytes.size(), at)) return {};
+    for (std::size_t done = 0; done < bytes.size();) {
+      const ssize_t w = ::pwrite(fd_, bytes.data() + done, bytes.size() - done,
+                                 static_cast<off_t>(at + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return {};
+      done += static_cast<std::size_t>(w);
+    }
+    if (!reused) size_ = at + bytes.size();
+    return {base_ + at, bytes.size()};
+#else
+    (void)bytes;
+    return {};
+#endif
+  }
+  // Where bytes viewed here are in the memory file (false: not a view of the spill).
+  bool locate(std::string_view v, int& fd, std::uint64_t& offset) const noexcept {
+#if defined(__linux__)
+    if (base_ == nullptr || v.data() < base_ || v.data() + v.size() > base_ + size_) return false;
+    fd = fd_;
+    offset = static_cast<std::uint64_t>(v.data() - base_);
+    return true;
+#else
+    (void)v, (void)fd, (void)offset;
+    return false;
+#endif
+  }
+  // A copy made here is no longer read: its space serves a later keep() (never throws; space
+  // that cannot be recorded is only lost).
+  void release(std::string_view copy) noexcept {
+#if defined(__linux__)
+    if (base_ == nullptr || copy.data() < base_ || copy.data() >= base_ + size_ ||
+        copy.size() < raw_min_piece)
+      return;
+    try {
+      free_.emplace_back(static_cast<std::uint64_t>(copy.data() - base_), copy.size());
+    } catch (...) {
+    }
+#else
+    (void)copy;
+#endif
+  }
+  // A copy of `bytes`, which are the n bytes of file `from` at `offset`: copied by the kernel
+  // from file to file (sendfile) when it can, else as keep(bytes).
+  std::string_view keep(std::string_view bytes, int from, std::uint64_t offset) noexcept {
+#if defined(__linux__)
+    std::uint64_t at = 0;
+    if (from >= 0 && room(bytes.size(), at) &&
+        ::lseek(fd_, static_cast<off_t>(at), SEEK_SET) == static_cast<off_t>(at)) {
+      auto in = static_cast<off_t>(offset);
+      std::size_t done = 0;
+      while (done < bytes.size()) {
+        const ssize_t w = ::sendfile(fd_, from, &in, bytes.size() - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        done += static_cast<std::size_t>(w);
+      }
+      if (done == bytes.size()) {
+        size_ = at + bytes.size();
+        return {base_ + at, bytes.size()};
+      }
+    }
+#else
+    (void)from;
+    (void)offset;
+#endif
+    return keep(bytes);
+  }
+
+ private:
+#if defined(__linux__)
+  static constexpr std::size_t reserve = sizeof(void*) >= 8 ? std::size_t{1} << 34 : 0;
+  bool room(std::size_t n, std::uint64_t& at) noexcept {
+    if (reserve == 0 || failed_) return false;
+    if (fd_ < 0) {
+      fd_ = ::memfd_create("qfold-onnx-tensors", MFD_CLOEXEC);
+      if (fd_ < 0) {
+        failed_ = true;
+        return false;
+      }
+      void* p = ::mmap(nullptr, reserve, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd_, 0);
+      if (p == MAP_FAILED) {
+        ::close(fd_);
+        fd_ = -1;
+        failed_ = true;
+        return false;
+      }
+      base_ = static_cast<char*>(p);
+    }
+    at = (size_ + 63) / 64 * 64;
+    return n <= reserve && at <= reserve - n;
+  }
+  int fd_ = -1;
+  char* base_ = nullptr;
+  std::uint64_t size_ = 0;
+  bool failed_ = false;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> free_;  // released (offset, length)
+  static constexpr std::size_t raw_min_piece = 4096;
+#endif
+};
+
+// Tensor bytes kept outside the model. qfold-onnx parses its mapped input without copying large
+// raw_data (onnx_tool.hpp, parse_bytes_aliased), and add_constant keeps large folded tensors in
+// the spill: such a tensor holds a one-byte placeholder in raw_data (so that the ONNX checker
+// sees a data field) and its real bytes are the view here. A view whose data() is null means
+// "not aliased (any more)": raw_data holds the bytes. Writing the model (write_model) splices
+// the views back in place of the placeholders. Views must stay valid as long as the model.
+struct raw_aliases : std::unordered_map<const onnx::TensorProto*, std::string_view> {
+  raw_spill spill;
+  std::string_view source;  // the mapped file the views may point into, and its descriptor
+  int source_fd = -1;
+  static constexpr std::size_t min_bytes = 4096;  // smaller data is stored in the model
+};
+
+// A tensor's raw_data bytes, through the aliases when there are any.
+inline std::string_view raw_bytes(const onnx::TensorProto& t, const raw_aliases* aliases) {
+  if (aliases != nullptr)
+    if (const auto it = aliases->find(&t); it != aliases->end() && it->second.data() != nullptr)
+      return it->second;
+  return t.raw_data();
+}
+
 // "(4, 2)" for error messages.
 inline std::string dims_string(std::span<const std::int64_t> dims) {
   std::string s = "(";
@@ -103,7 +273,10 @@ class graph {
   using node_id = std::int32_t;
   static constexpr node_id none = -1;
 
-  explicit graph(onnx::ModelProto& model) : model_(&model), graph_(model.mutable_graph()) {
+  // aliases: the bytes of tensors parsed without their raw_data (see raw_aliases); the adapter
+  // reads them and forgets the entries of tensors it erases. They must outlive the adapter.
+  explicit graph(onnx::ModelProto& model, raw_aliases* aliases = nullptr)
+      : model_(&model), graph_(model.mutable_graph()), aliases_(aliases) {
     build();
   }
   graph(const graph&) = delete;
@@ -145,7 +318,8 @@ class graph {
   // Why a tensor's contents cannot be read as they claim (empty: they can): a negative dim, a
   // product that overflows, data of another length than the dims say, several or no data
   // fields where data is due, external or segmented data, an unknown type.
-  static std::string tensor_problem(const onnx::TensorProto& t) {
+  static std::string tensor_problem(const onnx::TensorProto& t,
+                                    const raw_aliases* aliases = nullptr) {
     const std::span<const std::int64_t> dims(t.dims().data(),
                                              static_cast<std::size_t>(t.dims_size()));
     std::string why;
@@ -171,8 +345,9 @@ class graph {
     if (present > 1) return "more than one data field";
     if (t.has_raw_data()) {
       if (t.data_type() == onnx::TensorProto::STRING) return "raw_data in a string tensor";
-      if (t.raw_data().size() != *bytes)
-        return "raw_data holds " + std::to_string(t.raw_data().size()) + " bytes, dims " +
+      const std::size_t raw = raw_bytes(t, aliases).size();
+      if (raw != *bytes)
+        return "raw_data holds " + std::to_string(raw) + " bytes, dims " +
                dims_string(dims) + " need " + std::to_string(*bytes);
       return {};
     }
@@ -409,6 +584,15 @@ class graph {
     t->set_data_type(onnx::TensorProto::FLOAT);
     for (const std::int64_t d : shape) t->add_dims(d);
     const std::size_t bytes = data.size_bytes();
+    // Large data goes to the aliases' spill when there is one (no fresh heap memory).
+    std::string_view kept;
+    if constexpr (std::endian::native == std::endian::little)
+      if (aliases_ != nullptr && bytes >= raw_aliases::min_bytes)
+        kept = aliases_->spill.keep(
+            std::string_view(reinterpret_cast<const char*>(data.data()), bytes));
+    if (kept.data() != nullptr) {
+      t->set_raw_data(std::string(1, '\0'));  // the placeholder
+    } else {
     // Reuse the storage of an erased initializer when one fits (the pass erases a site's old
     // weights right after adding its new ones): fresh memory is costly (a page fault per 4 KiB).
     std::size_t best = pool_.size();
@@ -426,6 +610,7 @@ class graph {
       t->set_raw_data(data.data(), bytes);
     }
     if constexpr (std::endian::native == std::endian::big) byteswap_floats(*t->mutable_raw_data());
+    }
     entry e;
     e.kind = qfold::op_kind::constant;
     e.src = source::initializer;
@@ -434,6 +619,10 @@ class graph {
     auto* inits = graph_->mutable_initializer();
     j.step([&] { inits->Reserve(inits->size() + 1); }, [] {});
     j.step([&] { names_.insert(name); }, [this, name] { names_.erase(name); });
+    if (kept.data() != nullptr) {
+      const onnx::TensorProto* key = t.get();
+      j.step([&] { aliases_->emplace(key, kept); }, [this, key] { aliases_->erase(key); });
+    }
     j.step([&] { entries_.push_back(std::move(e)); }, [this] { entries_.pop_back(); });
     const auto id = static_cast<node_id>(entries_.size() - 1);
     j.step([&] { values_.emplace(name, value{id, 0, 0}); }, [this, name] { values_.erase(name); });
@@ -677,6 +866,12 @@ class graph {
         for (int k = 0; k < inits->size(); ++k)
           if (inits->Mutable(k) == e.tensor) {
             // Storage for add_constant; keeping it is an optimisation only.
+            if (aliases_ != nullptr) {  // no throw (pointer hash)
+              if (const auto a = aliases_->find(e.tensor); a != aliases_->end()) {
+                aliases_->spill.release(a->second);
+                aliases_->erase(a);
+              }
+            }
             if (e.tensor->raw_data().size() >= pool_min_bytes && pool_.size() < pool_.capacity()) {
               pool_.emplace_back();  // within capacity: no allocation
               pool_.back().swap(*e.tensor->mutable_raw_data());
@@ -730,9 +925,9 @@ class graph {
     const entry& e = at(n);
     switch (e.src) {
       case source::initializer:
-        return e.tensor != nullptr ? tensor_bytes(*e.tensor) : 0;
+        return e.tensor != nullptr ? tensor_bytes(*e.tensor, aliases_) : 0;
       case source::constant_node:
-        return e.tensor != nullptr ? tensor_bytes(*e.tensor) : e.scalar.size() * sizeof(float);
+        return e.tensor != nullptr ? tensor_bytes(*e.tensor, aliases_) : e.scalar.size() * sizeof(float);
       case source::identity: {
         if (e.node == nullptr || e.node->input_size() < 1) return 0;
         const auto it = values_.find(e.node->input(0));
@@ -995,9 +1190,9 @@ class graph {
         return "int32_data";
     }
   }
-  static std::size_t tensor_bytes(const onnx::TensorProto& t) {
-    if (!tensor_problem(t).empty()) return 0;
-    if (t.has_raw_data()) return t.raw_data().size();
+  static std::size_t tensor_bytes(const onnx::TensorProto& t, const raw_aliases* aliases) {
+    if (!tensor_problem(t, aliases).empty()) return 0;
+    if (t.has_raw_data()) return raw_bytes(t, aliases).size();
     const std::span<const std::int64_t> dims(t.dims().data(),
                                              static_cast<std::size_t>(t.dims_size()));
     return checked::bytes(*checked::element_count(dims), element_size(t.data_type())).value_or(0);
@@ -1010,8 +1205,9 @@ class graph {
   }
   // A float32 tensor's data in place (raw_data or float_data); nullopt for other types, external
   // data, dims that disagree with the data (checked without wrap), or no element at all.
-  static std::optional<qfold::tensor_view<float>> float_tensor(const onnx::TensorProto& t) {
-    if (t.data_type() != onnx::TensorProto::FLOAT || !tensor_problem(t).empty())
+  static std::optional<qfold::tensor_view<float>> float_tensor(const onnx::TensorProto& t,
+                                                               const raw_aliases* aliases) {
+    if (t.data_type() != onnx::TensorProto::FLOAT || !tensor_problem(t, aliases).empty())
       return std::nullopt;
     const std::span<const std::int64_t> shape(t.dims().data(),
                                               static_cast<std::size_t>(t.dims_size()));
@@ -1019,7 +1215,7 @@ class graph {
     if (count == 0) return std::nullopt;
     if (t.has_raw_data()) {
       if constexpr (std::endian::native != std::endian::little) return std::nullopt;
-      const std::string& raw = t.raw_data();
+      const std::string_view raw = raw_bytes(t, aliases);
       if (reinterpret_cast<std::uintptr_t>(raw.data()) % alignof(float) != 0) return std::nullopt;
       // The string's storage holds float objects: memcpy into it created them implicitly
       // (C++20 implicit object creation), so this reads them without a copy.
@@ -1029,7 +1225,7 @@ class graph {
     return qfold::tensor_view<float>{std::span<const float>(t.float_data().data(), count), shape};
   }
   [[nodiscard]] std::optional<qfold::tensor_view<float>> float_view(const entry& e) const {
-    if (e.tensor != nullptr) return float_tensor(*e.tensor);
+    if (e.tensor != nullptr) return float_tensor(*e.tensor, aliases_);
     if (e.src == source::constant_node && !e.scalar.empty())
       return qfold::tensor_view<float>{e.scalar, e.shape};
     return std::nullopt;
@@ -1048,7 +1244,7 @@ class graph {
     if (e.kind != qfold::op_kind::constant) return std::nullopt;
     if (e.src == source::identity) return constant_shape(e.base);
     if (e.tensor != nullptr) {
-      if (!tensor_problem(*e.tensor).empty()) return std::nullopt;
+      if (!tensor_problem(*e.tensor, aliases_).empty()) return std::nullopt;
       return std::vector<std::int64_t>(e.tensor->dims().begin(), e.tensor->dims().end());
     }
     if (e.src == source::constant_node) return e.shape;
@@ -1063,7 +1259,7 @@ class graph {
       const onnx::NodeProto& n) const {
     if (n.input_size() < 2 || n.input(1).empty()) return std::nullopt;
     const onnx::TensorProto* t = tensor_of(value_producer(n.input(1)));
-    if (t == nullptr || !tensor_problem(*t).empty()) return std::nullopt;
+    if (t == nullptr || !tensor_problem(*t, aliases_).empty()) return std::nullopt;
     return std::vector<std::int64_t>(t->dims().begin(), t->dims().end());
   }
   static conv_geometry geometry_of(const onnx::NodeProto& node,
@@ -1208,16 +1404,24 @@ class graph {
       onnx::TensorProto* tensor = e.tensor;
       const std::int64_t d0 = tensor->dims(0), d1 = tensor->dims(1);
       auto keep = std::make_shared<std::string>(std::move(t));
+      // An aliased tensor's view is switched off (raw_data then holds the bytes) and back: the
+      // entry exists already, so neither direction allocates.
+      std::string_view* alias = nullptr;
+      if (aliases_ != nullptr)
+        if (const auto a = aliases_->find(tensor); a != aliases_->end()) alias = &a->second;
+      const std::string_view old_alias = alias != nullptr ? *alias : std::string_view();
       j.step(
           [&] {
             tensor->mutable_raw_data()->swap(*keep);
             tensor->set_dims(0, shape[0]);
             tensor->set_dims(1, shape[1]);
+            if (alias != nullptr) *alias = std::string_view();
           },
-          [tensor, keep, d0, d1] {
+          [tensor, keep, d0, d1, alias, old_alias] {
             tensor->mutable_raw_data()->swap(*keep);
             tensor->set_dims(0, d0);
             tensor->set_dims(1, d1);
+            if (alias != nullptr) *alias = old_alias;
           });
       return v;
     }
@@ -1494,7 +1698,7 @@ class graph {
         ranks_[v.name()] = static_cast<std::size_t>(v.type().tensor_type().shape().dim_size());
     for (const auto& t : graph_->initializer()) {
       const auto it = ranks_.find(t.name());
-      if (!tensor_problem(t).empty() ||
+      if (!tensor_problem(t, aliases_).empty() ||
           (it != ranks_.end() && it->second != static_cast<std::size_t>(t.dims_size()))) {
         ranks_.erase(t.name());
         continue;
@@ -1583,7 +1787,7 @@ class graph {
         for (const auto& a : pe.node->attribute())
           if (a.name() == "value" && a.has_t()) t = &a.t();
       }
-      if (t == nullptr || !tensor_problem(*t).empty() || t->dims_size() != 1 ||
+      if (t == nullptr || !tensor_problem(*t, aliases_).empty() || t->dims_size() != 1 ||
           t->data_type() != onnx::TensorProto::INT64)
         return std::nullopt;
       return static_cast<std::size_t>(t->dims(0));
@@ -1648,7 +1852,7 @@ class graph {
         }
       } else if (op == "Constant") {
         for (const auto& a : node.attribute()) {
-          if (a.name() == "value" && a.has_t() && tensor_problem(a.t()).empty())
+          if (a.name() == "value" && a.has_t() && tensor_problem(a.t(), aliases_).empty())
             r = static_cast<std::size_t>(a.t().dims_size());
           else if (a.name() == "value_float" || a.name() == "value_int")
             r = 0;
@@ -1693,8 +1897,8 @@ class graph {
     if (op == "Conv" || op == "ConvTranspose") {
       // A weight that is a constant must have consistent data to be read at all.
       const node_id w = input_entry(1);
-      if (const auto* t = tensor_of(w); t != nullptr && !tensor_problem(*t).empty())
-        return refuse(e, qfold::reason::invalid_shape, op + " weight: " + tensor_problem(*t));
+      if (const auto* t = tensor_of(w); t != nullptr && !tensor_problem(*t, aliases_).empty())
+        return refuse(e, qfold::reason::invalid_shape, op + " weight: " + tensor_problem(*t, aliases_));
       const auto dims = weight_dims(n);
       if (auto why = conv_problem(n, dims); !why.empty())
         return refuse(e, qfold::reason::invalid_shape, op + " " + why);
@@ -1803,8 +2007,8 @@ class graph {
       const node_id p = value_producer(n.input(k));
       if (p == none || at(p).kind != qfold::op_kind::constant) continue;  // not_constant later
       const onnx::TensorProto* t = tensor_of(p);
-      if (t != nullptr && !tensor_problem(*t).empty())
-        return {std::string("BatchNormalization ") + what + ": " + tensor_problem(*t),
+      if (t != nullptr && !tensor_problem(*t, aliases_).empty())
+        return {std::string("BatchNormalization ") + what + ": " + tensor_problem(*t, aliases_),
                 qfold::reason::invalid_shape};
       const auto shape = constant_shape(p);
       if (!shape) continue;
@@ -1892,6 +2096,7 @@ class graph {
   std::vector<std::pair<const onnx::NodeProto*, std::unique_ptr<onnx::NodeProto>>> pending_;
   static constexpr std::size_t pool_min_bytes = 64 * 1024;
   std::vector<std::string> pool_;  // raw_data storage of erased initializers
+  raw_aliases* aliases_ = nullptr;
   std::unordered_map<std::string, std::size_t> ranks_;
   std::string malformed_;
   std::optional<std::size_t> inject_;

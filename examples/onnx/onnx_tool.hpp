@@ -9,15 +9,20 @@
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <bit>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <new>
 #include <optional>
@@ -103,6 +108,7 @@ class input_file {
     if (fd_ >= 0) ::close(fd_);
   }
   [[nodiscard]] std::string_view bytes() const noexcept { return {data_, size_}; }
+  [[nodiscard]] int fd() const noexcept { return fd_; }
 
  private:
   int fd_ = -1;
@@ -128,6 +134,243 @@ inline bool parse_bytes(std::string_view bytes, onnx::ModelProto& model) {
     model.Clear();
     return false;
   }
+}
+
+// --- The wire format, for splicing large raw_data in and out -----------------------------------
+// qfold-onnx neither copies a tensor's raw_data out of its mapped input when parsing nor copies it
+// into a buffer when writing: it parses a "skeleton" of the input, where every large raw_data of
+// a main-graph initializer is a one-byte placeholder (the real bytes stay in the mapping, as
+// raw_aliases), and writes the serialized skeleton with the placeholders replaced by the
+// tensors' bytes (gathered by writev). Only ModelProto.graph (7), GraphProto.initializer (5) and
+// TensorProto.raw_data (9) are rewritten, as protobuf itself encodes them (tag, varint length,
+// bytes), so the output is byte for byte what SerializeToZeroCopyStream wrote.
+namespace wire {
+
+inline bool read_varint(const char*& p, const char* end, std::uint64_t& v) noexcept {
+  v = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    const auto b = static_cast<std::uint8_t>(*p++);
+    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
+inline std::size_t varint_size(std::uint64_t v) noexcept {
+  std::size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
+
+// One field: its number, wire type, the bytes of its tag and length (`head`), and for a
+// length-delimited field its payload. False on bytes protobuf would not parse as such (or a
+// group, which ONNX never uses): the caller then does without splicing.
+struct field {
+  std::uint32_t number = 0;
+  int type = 0;
+  std::string_view head, payload, whole;
+};
+inline bool next_field(const char*& p, const char* end, field& f) noexcept {
+  const char* start = p;
+  std::uint64_t tag = 0;
+  if (!read_varint(p, end, tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff) return false;
+  f.number = static_cast<std::uint32_t>(tag >> 3);
+  f.type = static_cast<int>(tag & 7);
+  std::uint64_t v = 0;
+  switch (f.type) {
+    case 0:
+      if (!read_varint(p, end, v)) return false;
+      f.head = {start, static_cast<std::size_t>(p - start)};
+      f.payload = {};
+      break;
+    case 1:
+    case 5: {
+      const std::size_t n = f.type == 1 ? 8 : 4;
+      if (static_cast<std::size_t>(end - p) < n) return false;
+      p += n;
+      f.head = {start, static_cast<std::size_t>(p - start)};
+      f.payload = {};
+      break;
+    }
+    case 2: {
+      if (!read_varint(p, end, v) || v > static_cast<std::uint64_t>(end - p)) return false;
+      f.head = {start, static_cast<std::size_t>(p - start)};
+      f.payload = {p, static_cast<std::size_t>(v)};
+      p += v;
+      break;
+    }
+    default:
+      return false;
+  }
+  f.whole = {start, static_cast<std::size_t>(p - start)};
+  return true;
+}
+
+// The pieces of a rewritten message, in order: views of the original bytes, of the
+// replacements, and of new tag + length varints (kept in *heads, shared by a message and its
+// sub-messages, whose strings never move). Views contiguous in memory are merged.
+struct pieces {
+  std::deque<std::string>* heads;
+  std::vector<std::string_view> parts;
+  std::size_t size = 0;
+  explicit pieces(std::deque<std::string>& h) : heads(&h) {}
+  void add(std::string_view v) {
+    if (v.empty()) return;
+    if (!parts.empty() && parts.back().data() + parts.back().size() == v.data()) {
+      parts.back() = {parts.back().data(), parts.back().size() + v.size()};
+    } else {
+      parts.push_back(v);
+    }
+    size += v.size();
+  }
+  void add(const pieces& sub) {
+    for (const auto v : sub.parts) add(v);
+  }
+  void add_head(std::uint32_t number, std::size_t length) {
+    std::string h;
+    const auto put = [&h](std::uint64_t v) {
+      for (; v >= 0x80; v >>= 7) h += static_cast<char>((v & 0x7f) | 0x80);
+      h += static_cast<char>(v);
+    };
+    put((static_cast<std::uint64_t>(number) << 3) | 2);
+    put(length);
+    heads->push_back(std::move(h));
+    add(heads->back());
+  }
+};
+
+// Rewrites a serialized ModelProto: the raw_data (9) of the k-th initializer (5) of its graph (7)
+// becomes replace(k, raw_data) when that returns a view with data() != nullptr. False when the
+// bytes are not a model this can rewrite without changing its meaning (several graph fields,
+// several raw_data fields in a rewritten tensor, bytes that do not parse); `out` is then unusable.
+template <class Replace>
+bool rewrite_model(std::string_view model, Replace&& replace, pieces& out) {
+  std::size_t k = 0;
+  const auto tensor = [&](std::string_view bytes, pieces& to, bool& changed) {
+    // First pass: find raw_data; rewrite only when exactly one is there.
+    const char* p = bytes.data();
+    const char* end = p + bytes.size();
+    field f;
+    int raws = 0;
+    std::string_view raw;
+    while (p < end) {
+      if (!next_field(p, end, f)) return false;
+      if (f.number == 9 && f.type == 2) {
+        ++raws;
+        raw = f.payload;
+      }
+    }
+    const std::string_view r = raws == 1 ? replace(k, raw) : std::string_view();
+    ++k;
+    if (r.data() == nullptr) {
+      changed = false;
+      return true;
+    }
+    changed = true;
+    p = bytes.data();
+    while (p < end) {
+      (void)next_field(p, end, f);
+      if (f.number == 9 && f.type == 2) {
+        to.add_head(9, r.size());
+        to.add(r);
+      } else {
+        to.add(f.whole);
+      }
+    }
+    return true;
+  };
+  const auto graph = [&](std::string_view bytes, pieces& to) {
+    const char* p = bytes.data();
+    const char* end = p + bytes.size();
+    field f;
+    while (p < end) {
+      if (!next_field(p, end, f)) return false;
+      if (f.number == 5 && f.type == 2) {
+        pieces t(*to.heads);
+        bool changed = false;
+        if (!tensor(f.payload, t, changed)) return false;
+        if (!changed) {
+          to.add(f.whole);
+          continue;
+        }
+        to.add_head(5, t.size);
+        to.add(t);
+      } else {
+        to.add(f.whole);
+      }
+    }
+    return true;
+  };
+  const char* p = model.data();
+  const char* end = p + model.size();
+  field f;
+  int graphs = 0;
+  while (p < end) {
+    if (!next_field(p, end, f)) return false;
+    if (f.number == 7) {
+      if (f.type != 2 || ++graphs > 1) return false;
+      pieces g(*out.heads);
+      if (!graph(f.payload, g)) return false;
+      out.add_head(7, g.size);
+      out.add(g);
+    } else {
+      out.add(f.whole);
+    }
+  }
+  return true;
+}
+
+}  // namespace wire
+
+// raw_data of at least this many bytes is aliased when parsing and spliced when writing.
+inline constexpr std::size_t splice_min_bytes = raw_aliases::min_bytes;
+
+// As parse_bytes, without copying the large raw_data of the main graph's initializers out of
+// `bytes` (which must then outlive the model) into fresh memory: each holds a one-byte
+// placeholder, and `aliases` gets its real bytes (see raw_aliases in onnx_graph.hpp): a view of
+// `bytes` when they are aligned for a float (the adapter reads floats in place), else of a copy
+// in the aliases' spill (made by the kernel from `fd`, the file `bytes` maps, when given). A
+// model this cannot parse so (bytes protobuf would read differently, e.g. two graph fields,
+// which protobuf merges) is parsed whole, without aliases: the result is always the model
+// parse_bytes gives, with the same bytes.
+inline bool parse_bytes_aliased(std::string_view bytes, onnx::ModelProto& model,
+                                raw_aliases& aliases, int fd = -1) {
+  aliases.clear();
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX)) return false;
+  static constexpr char placeholder[1] = {'\0'};
+  std::vector<std::pair<std::size_t, std::string_view>> found;
+  std::deque<std::string> heads;
+  wire::pieces skeleton(heads);
+  const bool rewritten = wire::rewrite_model(
+      bytes,
+      [&](std::size_t k, std::string_view raw) {
+        if (raw.size() < splice_min_bytes) return std::string_view();
+        if constexpr (std::endian::native != std::endian::little) return std::string_view();
+        if (reinterpret_cast<std::uintptr_t>(raw.data()) % alignof(float) != 0) {
+          raw = aliases.spill.keep(raw, fd, static_cast<std::uint64_t>(raw.data() - bytes.data()));
+          if (raw.data() == nullptr) return std::string_view();  // protobuf copies it
+        }
+        found.emplace_back(k, raw);
+        return std::string_view(placeholder, 1);
+      },
+      skeleton);
+  if (!rewritten || found.empty()) return parse_bytes(bytes, model);
+  std::string small;
+  small.reserve(skeleton.size);
+  for (const auto v : skeleton.parts) small.append(v);
+  bool ok = parse_bytes(small, model);
+  const auto& inits = model.graph().initializer();
+  for (std::size_t i = 0; ok && i < found.size(); ++i)
+    ok = found[i].first < static_cast<std::size_t>(inits.size()) &&
+         inits[static_cast<int>(found[i].first)].raw_data().size() == 1;
+  if (!ok) {
+    model.Clear();
+    return parse_bytes(bytes, model);
+  }
+  aliases.source = bytes;
+  aliases.source_fd = fd;
+  aliases.reserve(found.size());
+  for (const auto& [k, raw] : found) aliases.emplace(&inits[static_cast<int>(k)], raw);
+  return true;
 }
 
 // External data is refused (qfold-onnx reads and writes self-contained models only), with the
@@ -158,13 +401,14 @@ inline std::string external_data_problem(const onnx::TensorProto& t, const std::
 
 // Every tensor of a graph (initializers, sparse initializers, tensor attributes, subgraphs):
 // dims and data must agree, checked without wrap; no external data.
-inline void check_tensors(const onnx::GraphProto& g, const std::string& path, int depth = 0) {
+inline void check_tensors(const onnx::GraphProto& g, const std::string& path,
+                          const raw_aliases* aliases = nullptr, int depth = 0) {
   if (depth > 64) throw tool_error(exit_bad_input, "'" + path + "': subgraphs nested too deep");
   const auto check = [&](const onnx::TensorProto& t, const std::string& what) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL)
       throw tool_error(exit_bad_input,
                        "'" + path + "': " + what + ": " + external_data_problem(t, path));
-    if (auto why = graph::tensor_problem(t); !why.empty())
+    if (auto why = graph::tensor_problem(t, aliases); !why.empty())
       throw tool_error(exit_bad_input, "'" + path + "': " + what + ": " + why);
   };
   for (const auto& t : g.initializer()) check(t, "initializer '" + t.name() + "'");
@@ -181,8 +425,8 @@ inline void check_tensors(const onnx::GraphProto& g, const std::string& path, in
         check(a.sparse_tensor().values(), where + " attribute '" + a.name() + "' values");
         check(a.sparse_tensor().indices(), where + " attribute '" + a.name() + "' indices");
       }
-      if (a.has_g()) check_tensors(a.g(), path, depth + 1);
-      for (const auto& sub : a.graphs()) check_tensors(sub, path, depth + 1);
+      if (a.has_g()) check_tensors(a.g(), path, aliases, depth + 1);
+      for (const auto& sub : a.graphs()) check_tensors(sub, path, aliases, depth + 1);
     }
   }
 }
@@ -214,11 +458,15 @@ inline void check_convolutions(const onnx::GraphProto& g, const std::string& pat
 // default-domain opset this tool understands, consistent tensors and convolution attributes
 // (checked before the ONNX checker runs, so that nothing the checker could trip on reaches it),
 // accepted by the ONNX checker.
-inline onnx::ModelProto parse_model(std::string_view bytes, const std::string& path) {
+// With `aliases`, large raw_data stays in `bytes` (parse_bytes_aliased), which must then outlive
+// the model, and the aliases must be given to fold_model and write_model.
+inline onnx::ModelProto parse_model(std::string_view bytes, const std::string& path,
+                                    raw_aliases* aliases = nullptr, int fd = -1) {
   onnx::ModelProto model;
   bool parsed = false;
   try {
-    parsed = parse_bytes(bytes, model);
+    parsed = aliases != nullptr ? parse_bytes_aliased(bytes, model, *aliases, fd)
+                                : parse_bytes(bytes, model);
   } catch (const std::bad_alloc&) {
     throw tool_error(exit_bad_input, "'" + path + "': out of memory while parsing the model");
   }
@@ -248,7 +496,7 @@ inline onnx::ModelProto parse_model(std::string_view bytes, const std::string& p
     throw tool_error(exit_bad_input, "'" + path + "': unsupported opset " + std::to_string(*opset) +
                                          " (supported: " + std::to_string(min_opset) + " to " +
                                          std::to_string(max_opset()) + ")");
-  check_tensors(model.graph(), path);
+  check_tensors(model.graph(), path, aliases);
   check_convolutions(model.graph(), path);
   try {
     onnx::checker::check_model(model);
@@ -303,10 +551,11 @@ inline std::size_t count_batch_norms(const onnx::ModelProto& model) {
 }
 
 // Folds every batch norm qfold can fold exactly; the model is changed in place (committed).
-inline fold_result fold_model(onnx::ModelProto& model) {
+// aliases: those of parse_model, if it made any.
+inline fold_result fold_model(onnx::ModelProto& model, raw_aliases* aliases = nullptr) {
   fold_result r;
   r.batch_norms_before = count_batch_norms(model);
-  graph g(model);
+  graph g(model, aliases);
   const auto report = qfold::fold_batch_norms(g);
   for (const auto& s : report.sites) {
     site out;
@@ -370,7 +619,60 @@ inline std::filesystem::path resolve_output(const std::string& path) {
   return target;
 }
 
-inline std::size_t write_model(const onnx::ModelProto& model, const std::string& path) {
+// Serializes the model with its large raw_data replaced by placeholders (the bytes themselves
+// are never copied in memory) and returns the pieces of the file: the small serialization
+// (`skeleton`), cut around the placeholders, and the tensors' bytes in their place. The model is
+// unchanged on return (the raw_data strings it owns are lent by swapping, and given back).
+struct spliced_model {
+  std::string skeleton;
+  std::deque<std::string> heads;
+  wire::pieces file{heads};
+};
+inline void splice_model(onnx::ModelProto& model, const raw_aliases* aliases, spliced_model& out) {
+  static constexpr char placeholder[1] = {'\0'};
+  auto& inits = *model.mutable_graph()->mutable_initializer();
+  std::vector<std::string_view> data(static_cast<std::size_t>(inits.size()));
+  std::vector<std::string> lent;  // the owned raw_data, while placeholders stand in
+  std::vector<onnx::TensorProto*> lenders;
+  lent.reserve(data.size());
+  lenders.reserve(data.size());
+  struct give_back {
+    std::vector<std::string>& lent;
+    std::vector<onnx::TensorProto*>& lenders;
+    ~give_back() {
+      for (std::size_t i = 0; i < lenders.size(); ++i) lenders[i]->mutable_raw_data()->swap(lent[i]);
+    }
+  } guard{lent, lenders};
+  for (int k = 0; k < inits.size(); ++k) {
+    onnx::TensorProto* t = inits.Mutable(k);
+    if (!t->has_raw_data()) continue;
+    const std::string_view raw = raw_bytes(*t, aliases);
+    if (raw.size() < splice_min_bytes) continue;
+    if (raw.data() != t->raw_data().data()) {  // aliased: the placeholder is there already
+      data[static_cast<std::size_t>(k)] = raw;
+      continue;
+    }
+    lent.emplace_back(placeholder, 1);  // short: no allocation
+    lenders.push_back(t);
+    t->mutable_raw_data()->swap(lent.back());
+    data[static_cast<std::size_t>(k)] = lent.back();
+  }
+  if (!model.SerializeToString(&out.skeleton))
+    throw tool_error(exit_write, "internal error: the folded model does not serialize");
+  const bool ok = wire::rewrite_model(
+      out.skeleton,
+      [&](std::size_t k, std::string_view) {
+        return k < data.size() ? data[k] : std::string_view();
+      },
+      out.file);
+  if (!ok) throw tool_error(exit_write, "internal error: the serialized model does not re-read");
+  // The views of lent bytes stay valid after the guard gives them back: each holds at least
+  // splice_min_bytes, on the heap, and swapping std::strings exchanges such buffers, never moves
+  // them. So the pieces view the model's own strings (and the aliased input) until it changes.
+}
+
+inline std::size_t write_model(onnx::ModelProto& model, const std::string& path,
+                               const raw_aliases* aliases = nullptr) {
   namespace fs = std::filesystem;
   const fs::path target = resolve_output(path);
   fs::path dir = target.parent_path();
@@ -380,7 +682,9 @@ inline std::size_t write_model(const onnx::ModelProto& model, const std::string&
   if (fs::is_directory(st)) throw tool_error(exit_write, "'" + path + "' is a directory");
   if (fs::exists(st) && !fs::is_regular_file(st))
     throw tool_error(exit_write, "'" + path + "' exists and is not a regular file");
-  const std::size_t size = model.ByteSizeLong();
+  spliced_model spliced;
+  splice_model(model, aliases, spliced);
+  const std::size_t size = spliced.file.size;
   if (size > static_cast<std::size_t>(INT_MAX))
     throw tool_error(exit_write, "the folded model is larger than 2 GiB, protobuf's limit");
   std::random_device rd;
@@ -389,19 +693,65 @@ inline std::size_t write_model(const onnx::ModelProto& model, const std::string&
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)
     throw tool_error(exit_write, "cannot write in '" + dir.string() + "': " + std::strerror(errno));
-  bool ok = false;
   int error = 0;
   {
-    google::protobuf::io::FileOutputStream out(fd, 1 << 20);
-    ok = model.SerializeToZeroCopyStream(&out);
-    ok = out.Flush() && ok;
-    error = out.GetErrno();
+    // Straight from the pieces: tensor bytes that are in a file (the input, the spill) are
+    // copied by the kernel from file to file (sendfile: no page of them is mapped for this);
+    // the rest (the skeleton, the new lengths, tensors held in memory) through writev.
+    std::vector<iovec> iov;
+    iov.reserve(spliced.file.parts.size());
+    const auto flush = [&] {
+      std::size_t i = 0;
+      while (i < iov.size() && error == 0) {
+        const int n = static_cast<int>(std::min<std::size_t>(iov.size() - i, IOV_MAX));
+        const ssize_t w = ::writev(fd, iov.data() + i, n);
+        if (w < 0) {
+          if (errno != EINTR) error = errno;
+          continue;
+        }
+        if (w == 0) {
+          error = EIO;
+          continue;
+        }
+        auto left = static_cast<std::size_t>(w);
+        while (i < iov.size() && left >= iov[i].iov_len) left -= iov[i++].iov_len;
+        if (left != 0) {
+          iov[i].iov_base = static_cast<char*>(iov[i].iov_base) + left;
+          iov[i].iov_len -= left;
+        }
+      }
+      iov.clear();
+    };
+    for (auto v : spliced.file.parts) {
+      if (error != 0) break;
+      int from = -1;
+      std::uint64_t offset = 0;
+      if (aliases != nullptr && v.size() >= splice_min_bytes) {
+        if (aliases->spill.locate(v, from, offset)) {
+        } else if (aliases->source_fd >= 0 && v.data() >= aliases->source.data() &&
+                   v.data() + v.size() <= aliases->source.data() + aliases->source.size()) {
+          from = aliases->source_fd;
+          offset = static_cast<std::uint64_t>(v.data() - aliases->source.data());
+        }
+      }
+      if (from >= 0) {
+        flush();
+        auto in = static_cast<off_t>(offset);
+        while (!v.empty() && error == 0) {
+          const ssize_t w = ::sendfile(fd, from, &in, v.size());
+          if (w < 0 && errno == EINTR) continue;
+          if (w <= 0) break;  // the rest goes through writev
+          v.remove_prefix(static_cast<std::size_t>(w));
+        }
+      }
+      if (!v.empty()) iov.push_back({const_cast<char*>(v.data()), v.size()});
+    }
+    if (error == 0) flush();
   }
-  ok = ::close(fd) == 0 && ok;
-  if (!ok) {
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
     fs::remove(tmp, ec);
-    throw tool_error(exit_write, "cannot write '" + tmp.string() +
-                                     "': " + std::strerror(error != 0 ? error : errno));
+    throw tool_error(exit_write, "cannot write '" + tmp.string() + "': " + std::strerror(error));
   }
   fs::rename(tmp, target, ec);
   if (ec) {

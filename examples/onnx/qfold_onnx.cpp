@@ -71,13 +71,16 @@ int main(int argc, char** argv) {
     info.input = paths[0];
     const qfold_onnx::input_file in(info.input);
     info.input_bytes = in.bytes().size();
-    onnx::ModelProto model = qfold_onnx::parse_model(in.bytes(), info.input);
-    const auto result = qfold_onnx::fold_model(model);
+    // Large tensor data is never copied into fresh heap memory: it stays in the mapped input, or
+    // goes to the aliases' spill (onnx_graph.hpp, raw_aliases). `in` and `aliases` outlive `model`.
+    qfold_onnx::raw_aliases aliases;
+    onnx::ModelProto model = qfold_onnx::parse_model(in.bytes(), info.input, &aliases, in.fd());
+    const auto result = qfold_onnx::fold_model(model, &aliases);
     if (!dry_run) {
       writing = true;
       qfold_onnx::check_output(model);
       info.output = paths[1];
-      info.output_bytes = qfold_onnx::write_model(model, info.output);
+      info.output_bytes = qfold_onnx::write_model(model, info.output, &aliases);
     }
     if (json) {
       qfold_onnx::print_json(std::cout, result, info);
