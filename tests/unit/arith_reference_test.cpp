@@ -7,7 +7,13 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <qfold/qfold.hpp>
+#include <qfold/arith/apply_scale.hpp>
+#include <qfold/arith/cmsis_nn.hpp>
+#include <qfold/arith/gemmlowp.hpp>
+#include <qfold/arith/mul.hpp>
+#include <qfold/arith/reciprocal_scale.hpp>
+#include <qfold/arith/scale_derivation.hpp>
+#include <qfold/arith/tflite.hpp>
 #include <random>
 #include <vector>
 
