@@ -280,19 +280,20 @@ inline constexpr std::uint64_t bias = std::uint64_t{1} << 63;
 // `at_least`: the top bit set means some r > c / r < c.
 enum class scan : std::uint8_t { equal, at_most, at_least };
 
+// `at_most` / `at_least` also require y == yc (the clamp bound): then the top bit is set as well.
 template <scan K>
 [[nodiscard]] constexpr std::uint64_t scan_scalar(const std::int64_t* y, std::size_t count,
                                                   std::uint64_t acc, std::uint64_t um, int s,
-                                                  std::uint64_t c) noexcept {
+                                                  std::uint64_t c, std::uint64_t yc) noexcept {
   std::uint64_t bad = 0;
   for (std::size_t i = 0; i < count; ++i, acc += um) {
-    const std::uint64_t r = acc >> s;
+    const std::uint64_t r = acc >> s, yi = static_cast<std::uint64_t>(y[i]);
     if constexpr (K == scan::equal)
-      bad |= r ^ (static_cast<std::uint64_t>(y[i]) + c);
+      bad |= r ^ (yi + c);
     else if constexpr (K == scan::at_most)
-      bad |= c - r;
+      bad |= (c - r) | (yi ^ yc) | (0 - (yi ^ yc));
     else
-      bad |= r - c;
+      bad |= (r - c) | (yi ^ yc) | (0 - (yi ^ yc));
   }
   return bad;
 }
@@ -307,26 +308,27 @@ __extension__ typedef std::uint64_t u64x2 __attribute__((vector_size(16)));
 }
 
 template <scan K>
-[[nodiscard]] inline u64x2 scan_step(u64x2 r, const std::int64_t* y, std::uint64_t c) noexcept {
-  if constexpr (K == scan::equal)
+[[nodiscard]] inline u64x2 scan_step(u64x2 r, const std::int64_t* y, std::uint64_t c,
+                                     std::uint64_t yc) noexcept {
+  if constexpr (K == scan::equal) {
     return r ^ (load2(y) + c);
-  else if constexpr (K == scan::at_most)
-    return c - r;
-  else
-    return r - c;
+  } else {
+    const u64x2 off = load2(y) ^ yc;
+    return (K == scan::at_most ? c - r : r - c) | off | (0 - off);
+  }
 }
 
 template <scan K>
 [[nodiscard]] inline std::uint64_t scan_vector(const std::int64_t* y, std::size_t count,
                                                std::uint64_t acc, std::uint64_t um, int s,
-                                               std::uint64_t c) noexcept {
+                                               std::uint64_t c, std::uint64_t yc) noexcept {
   u64x2 a0 = u64x2{acc, acc + um}, a1 = a0 + 2 * um, bad0{}, bad1{};
   const std::uint64_t step = 4 * um;
   std::size_t i = 0;
   for (; i + 16 <= count; i += 16) {
     for (std::size_t j = 0; j < 16; j += 4, a0 += step, a1 += step) {
-      bad0 |= scan_step<K>(a0 >> s, y + i + j, c);
-      bad1 |= scan_step<K>(a1 >> s, y + i + j + 2, c);
+      bad0 |= scan_step<K>(a0 >> s, y + i + j, c, yc);
+      bad1 |= scan_step<K>(a1 >> s, y + i + j + 2, c, yc);
     }
     if constexpr (K == scan::equal) {
       const u64x2 any = bad0 | bad1;
@@ -334,7 +336,7 @@ template <scan K>
     }
   }
   const u64x2 any = bad0 | bad1;
-  return any[0] | any[1] | scan_scalar<K>(y + i, count - i, a0[0], um, s, c);
+  return any[0] | any[1] | scan_scalar<K>(y + i, count - i, a0[0], um, s, c, yc);
 }
 
 // For the pass at the top shift: over 16 codes, the top bit set when some code rejects m (biased
@@ -376,16 +378,17 @@ template <bool Negative>
 template <scan K>
 [[nodiscard]] constexpr std::uint64_t scan_codes(const std::int64_t* y, std::size_t count,
                                                  std::uint64_t acc, std::uint64_t um, int s,
-                                                 std::uint64_t c) noexcept {
-  if (std::is_constant_evaluated()) return scan_scalar<K>(y, count, acc, um, s, c);
-  return scan_vector<K>(y, count, acc, um, s, c);
+                                                 std::uint64_t c, std::uint64_t yc = 0) noexcept {
+  if (std::is_constant_evaluated()) return scan_scalar<K>(y, count, acc, um, s, c, yc);
+  return scan_vector<K>(y, count, acc, um, s, c, yc);
 }
 
 // Whether (m, s) with single rounding gives y on every code: clamp(floor((v m + 2^(s-1)) / 2^s)
 // + ozp) == y, for attributes already validated, s at least the smallest legal shift (so the
 // checked evaluation could not fail), |v| <= 2^17 and m <= 2^31. Codes [0, a) hold out.lo, [b, n)
-// out.hi, [a, b) values strictly between (y non-decreasing); R + ozp must equal y in [a, b), be at
-// most out.lo before and at least out.hi after. Every code is evaluated.
+// out.hi, [a, b) values strictly between (when y is non-decreasing; each is checked, so any y is
+// judged right); R + ozp must equal y in [a, b), be at most out.lo before and at least out.hi
+// after. Every code is evaluated.
 [[nodiscard]] constexpr bool reproduces_single(std::int64_t vlo, std::span<const std::int64_t> y,
                                                std::size_t a, std::size_t b, std::int64_t m,
                                                int s, std::int64_t ozp, int_range out) noexcept {
@@ -397,8 +400,10 @@ template <scan K>
   if (scan_codes<scan::equal>(p + a, b - a, acc + a * um, um, s, shift_y) != 0) return false;
   const std::uint64_t lo_k = static_cast<std::uint64_t>(out.lo) + shift_y;
   const std::uint64_t hi_k = static_cast<std::uint64_t>(out.hi) + shift_y;
-  const std::uint64_t sign = scan_codes<scan::at_most>(p, a, acc, um, s, lo_k) |
-                             scan_codes<scan::at_least>(p + b, y.size() - b, acc + b * um, um, s, hi_k);
+  const std::uint64_t sign =
+      scan_codes<scan::at_most>(p, a, acc, um, s, lo_k, static_cast<std::uint64_t>(out.lo)) |
+      scan_codes<scan::at_least>(p + b, y.size() - b, acc + b * um, um, s, hi_k,
+                                 static_cast<std::uint64_t>(out.hi));
   return (sign >> 63) == 0;
 }
 
@@ -511,9 +516,18 @@ struct fast_answer {
   // one does not is redone code by code, moving m up or h down to that code's exact bound.
   const std::int64_t half = std::int64_t{1} << (top - 1);
   const std::uint64_t shift_y = (std::uint64_t{1} << (63 - top)) - static_cast<std::uint64_t>(ozp);
+  bool wild = false;  // a code beyond the ends' values: the map is not non-decreasing
+  const std::int64_t tlimit = std::int64_t{1} << (60 - top);
   const auto exact = [&](std::size_t from, std::size_t to) {  // false: empty
     for (std::size_t i = from; i < to; ++i) {
       const std::int64_t v = vlo + static_cast<std::int64_t>(i);
+      // |t| < 2^(60-top), so the bounds below fit int64 (unsigned: y may be any int64 here).
+      if (static_cast<std::uint64_t>(y[i]) - static_cast<std::uint64_t>(ozp) +
+              static_cast<std::uint64_t>(tlimit) >=
+          2 * static_cast<std::uint64_t>(tlimit)) {
+        wild = true;
+        return false;
+      }
       const std::int64_t t = y[i] - ozp;
       const std::int64_t lo_t = (2 * t - 1) * half;      // v m >= lo_t
       const std::int64_t hi_t = (2 * t + 1) * half - 1;  // v m <= hi_t
@@ -528,28 +542,37 @@ struct fast_answer {
     }
     return true;
   };
-  // One sign of v at a time: [from, to) with v < 0 (negative) or v > 0.
+  // One sign of v at a time: [from, to) with v < 0 (negative) or v > 0, from the outside in
+  // (the widest |v| bound most tightly, so later blocks rarely move m or h).
   const auto sweep = [&](std::size_t from, std::size_t to, auto negative) {
-    std::size_t i = from;
-    while (i + block <= to) {
+    const std::size_t count = to - from, full = count / block * block;
+    const auto one = [&](std::size_t i) {
       const std::int64_t v = vlo + static_cast<std::int64_t>(i);
       const std::uint64_t sign = bounds_block<decltype(negative)::value>(
           y.data() + i, biased_start(v, m, top), biased_start(v, h, top),
           static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(h), top, shift_y);
-      if ((sign >> 63) != 0 && !exact(i, i + block)) return false;
-      i += block;
+      return (sign >> 63) == 0 || exact(i, i + block);
+    };
+    if constexpr (decltype(negative)::value) {
+      for (std::size_t i = from; i < from + full; i += block)
+        if (!one(i)) return false;
+      return exact(from + full, to);
+    } else {
+      for (std::size_t i = to; i > to - full; i -= block)
+        if (!one(i - block)) return false;
+      return exact(from, to - full);
     }
-    return exact(i, to);
   };
   if (a < b) {
     // |t| is bounded by the two ends; (2t + 1) 2^(top-1) must fit int64 for the exact bounds.
     const std::int64_t tmax = std::max(std::max(y[a] - ozp, ozp - y[a]),
                                        std::max(y[b - 1] - ozp, ozp - y[b - 1]));
-    if (tmax >= (std::int64_t{1} << (60 - top))) return {};
+    if (tmax >= tlimit) return {};
     const std::size_t zero = static_cast<std::size_t>(std::clamp<std::int64_t>(
         -vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));  // first v >= 0
     const std::size_t pos = zero < b && vlo + static_cast<std::int64_t>(zero) == 0 ? zero + 1 : zero;
-    if (!sweep(a, zero, std::true_type{}) || !sweep(pos, b, std::false_type{})) return h_limited ? fast_answer{} : none;
+    if (!sweep(a, zero, std::true_type{}) || !sweep(pos, b, std::false_type{}))
+      return h_limited || wild ? fast_answer{} : none;
   }
   const auto f = first_feasible(m, h, top, s_lo, cap);
   if (!f) return none;  // M <= H at the top, so every shift that works needs M > cap
@@ -571,9 +594,18 @@ struct fast_answer {
 [[nodiscard]] constexpr std::optional<rescale_certificate> synthesize_rescale(
     domain d, std::span<const std::int64_t> y, const rescale_space& space) {
   if (y.size() != d.size() || y.empty() || !detail::domain_in_type(d, space)) return std::nullopt;
-  // A RESCALE is non-decreasing (multiplier >= 0, clamp): anything else is refused at once.
-  for (std::size_t i = 1; i < y.size(); ++i)
-    if (y[i] < y[i - 1]) return std::nullopt;
+  // A RESCALE is non-decreasing (multiplier >= 0, clamp): anything else is refused. Checked once,
+  // before the first refusal or interval search is trusted (a certificate the fast path found was
+  // evaluated on every code, so the map is non-decreasing then).
+  int monotone = 0;  // 0 unknown, 1 yes, -1 no
+  const auto non_decreasing = [&] {
+    if (monotone == 0) {
+      monotone = 1;
+      for (std::size_t i = 1; i < y.size() && monotone == 1; ++i)
+        if (y[i] < y[i - 1]) monotone = -1;
+    }
+    return monotone == 1;
+  };
   const int_range out = range_of(space.output_type, space.output_unsigned);
   const std::int64_t cap = space.scale32 ? int32_max : 32767;
   const std::array<std::int64_t, 1> zero{0};
@@ -603,9 +635,13 @@ struct fast_answer {
             dr ? detail::fast_answer{}
                : detail::smallest_single(d, y, k, out, cap,
                                          detail::smallest_legal_shift(d, izp, cap > 32767));
-        if (fast.outcome == detail::fast_outcome::none) continue;
         if (fast.outcome == detail::fast_outcome::found) {
           s = fast.scale;  // already evaluated on every code (reproduces_single)
+          monotone = 1;
+        } else if (!non_decreasing()) {
+          return std::nullopt;
+        } else if (fast.outcome == detail::fast_outcome::none) {
+          continue;
         } else {
           s = detail::smallest(d, y, k, out, cap);
           if (!s) continue;
