@@ -517,7 +517,7 @@ struct fast_answer {
   const std::int64_t half = std::int64_t{1} << (top - 1);
   const std::uint64_t shift_y = (std::uint64_t{1} << (63 - top)) - static_cast<std::uint64_t>(ozp);
   bool wild = false;  // a code beyond the ends' values: the map is not non-decreasing
-  const std::int64_t tlimit = std::int64_t{1} << (60 - top);
+  const std::int64_t tlimit = top >= 60 ? 1 : std::int64_t{1} << (60 - top);
   const auto exact = [&](std::size_t from, std::size_t to) {  // false: empty
     for (std::size_t i = from; i < to; ++i) {
       const std::int64_t v = vlo + static_cast<std::int64_t>(i);
@@ -542,35 +542,51 @@ struct fast_answer {
     }
     return true;
   };
+  // 16 codes of one sign of v from i: checked without a division, redone exactly if one rejects.
+  const auto one = [&](std::size_t i, auto negative) {
+    const std::int64_t v = vlo + static_cast<std::int64_t>(i);
+    const std::uint64_t sign = bounds_block<decltype(negative)::value>(
+        y.data() + i, biased_start(v, m, top), biased_start(v, h, top),
+        static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(h), top, shift_y);
+    return (sign >> 63) == 0 || exact(i, i + block);
+  };
   // One sign of v at a time: [from, to) with v < 0 (negative) or v > 0, from the outside in
   // (the widest |v| bound most tightly, so later blocks rarely move m or h).
   const auto sweep = [&](std::size_t from, std::size_t to, auto negative) {
-    const std::size_t count = to - from, full = count / block * block;
-    const auto one = [&](std::size_t i) {
-      const std::int64_t v = vlo + static_cast<std::int64_t>(i);
-      const std::uint64_t sign = bounds_block<decltype(negative)::value>(
-          y.data() + i, biased_start(v, m, top), biased_start(v, h, top),
-          static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(h), top, shift_y);
-      return (sign >> 63) == 0 || exact(i, i + block);
-    };
+    const std::size_t full = (to - from) / block * block;
     if constexpr (decltype(negative)::value) {
       for (std::size_t i = from; i < from + full; i += block)
-        if (!one(i)) return false;
+        if (!one(i, negative)) return false;
       return exact(from + full, to);
     } else {
       for (std::size_t i = to; i > to - full; i -= block)
-        if (!one(i - block)) return false;
+        if (!one(i - block, negative)) return false;
       return exact(from, to - full);
     }
   };
+  // The outermost 16 codes of one sign (all of them when fewer).
+  const auto outer = [&](std::size_t from, std::size_t to, auto negative) {
+    if (to - from < block) return exact(from, to);
+    return one(decltype(negative)::value ? from : to - block, negative);
+  };
+  const auto t_fits = [&](std::int64_t yv) {  // |y - ozp| < tlimit, for any int64 y
+    return static_cast<std::uint64_t>(yv) - static_cast<std::uint64_t>(ozp) +
+               static_cast<std::uint64_t>(tlimit) <
+           2 * static_cast<std::uint64_t>(tlimit);
+  };
   if (a < b) {
     // |t| is bounded by the two ends; (2t + 1) 2^(top-1) must fit int64 for the exact bounds.
-    const std::int64_t tmax = std::max(std::max(y[a] - ozp, ozp - y[a]),
-                                       std::max(y[b - 1] - ozp, ozp - y[b - 1]));
-    if (tmax >= tlimit) return {};
+    if (!t_fits(y[a]) || !t_fits(y[b - 1])) return {};
     const std::size_t zero = static_cast<std::size_t>(std::clamp<std::int64_t>(
         -vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));  // first v >= 0
     const std::size_t pos = zero < b && vlo + static_cast<std::int64_t>(zero) == 0 ? zero + 1 : zero;
+    // The outermost codes bind most often: their bounds first, and the candidate they give is
+    // the answer whenever it reproduces the map (as for the edges above).
+    if (!outer(a, zero, std::true_type{}) || !outer(pos, b, std::false_type{}))
+      return h_limited || wild ? fast_answer{} : none;
+    if (const auto f = first_feasible(m, h, top, s_lo, cap);
+        f && reproduces_single(vlo, y, a, b, f->multiplier, f->shift, ozp, out))
+      return {fast_outcome::found, *f};
     if (!sweep(a, zero, std::true_type{}) || !sweep(pos, b, std::false_type{}))
       return h_limited || wild ? fast_answer{} : none;
   }
