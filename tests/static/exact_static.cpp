@@ -63,6 +63,24 @@ constexpr bool synthesized_halving() {
 }
 static_assert(synthesized_halving());
 
+// Synthesis through the bound arithmetic of issue 15 (the same answers at compile time, where the
+// scalar loops run). round(3x / 4): apply_scale_32 needs shift >= 4 here; at 4, m = 12 gives
+// floor((12x + 8) / 16) = floor(3x/4 + 1/2) exactly; x = 2 rejects 11 ((22 + 8) >> 4 = 1, not 2).
+constexpr bool three_quarters() {
+  const auto y = map([](i64 x) { return (3 * x + 2) >> 2; });  // floor(3x/4 + 1/2)
+  const auto c = qfold::synthesize_rescale(d, y, {});
+  return c && c->scale == qfold::scale_factor{12, 4};
+}
+static_assert(three_quarters());
+// 40x clamped to int8: x = 3 needs 3m/16 in [119.5, 120.5), so m in [638, 642] (x = -3 gives the
+// same, |x| <= 2 looser, x = +-4 only m > 510); the smallest is 638 at shift 4.
+constexpr bool clamped_forty() {
+  const auto y = map([](i64 x) { return x < -3 ? -128 : x > 3 ? 127 : 40 * x; });
+  const auto c = qfold::synthesize_rescale(d, y, {});
+  return c && c->scale == qfold::scale_factor{638, 4};
+}
+static_assert(clamped_forty());
+
 // rescale_shifts for the int8-space halving: nothing below shift 4 (apply_scale_32's range); from
 // there exactly 2^(s-1): x = 1 needs m + 2^(s-1) >= 2^s, x = -1 needs -m + 2^(s-1) >= 0. From
 // shift 32, 2^(s-1) no longer fits the int32 multiplier: empty.
