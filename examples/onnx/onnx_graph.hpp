@@ -146,8 +146,23 @@ class raw_spill {
     if (base_ == nullptr || copy.data() < base_ || copy.data() >= base_ + size_ ||
         copy.size() < raw_min_piece)
       return;
+    // Kept sorted by offset, neighbours merged (so that a larger copy fits in their space).
+    std::uint64_t at = static_cast<std::uint64_t>(copy.data() - base_), len = copy.size();
+    auto it = std::lower_bound(free_.begin(), free_.end(), std::make_pair(at, std::uint64_t{0}));
+    if (it != free_.begin()) {
+      const auto prev = it - 1;
+      if ((prev->first + prev->second + 63) / 64 * 64 >= at) {
+        len = at + len - prev->first;
+        at = prev->first;
+        it = free_.erase(prev);
+      }
+    }
+    while (it != free_.end() && it->first <= (at + len + 63) / 64 * 64) {
+      len = std::max(at + len, it->first + it->second) - at;
+      it = free_.erase(it);
+    }
     try {
-      free_.emplace_back(static_cast<std::uint64_t>(copy.data() - base_), copy.size());
+      free_.insert(it, {at, len});
     } catch (...) {
     }
 #else

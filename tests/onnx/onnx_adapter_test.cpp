@@ -6,7 +6,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <new>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "catch_compat.hpp"
@@ -522,4 +526,132 @@ TEST_CASE("onnx adapter: an absent bias (empty input name or none) is added in i
     CHECK(beta == 1.0f);
     CHECK_NOTHROW(onnx::checker::check_model(b.m));
   }
+}
+
+// --- Aliased parsing and spliced writing (qfold-onnx's path: large raw_data never copied) ------
+
+namespace {
+// Large enough tensors to be aliased (>= raw_aliases::min_bytes): two Conv + BN sites, one
+// refused (its Conv output has a second reader, so its weight is written from the input), a
+// Gemm + BN with transB = 0 (the transposed view), and small tensors that stay in the model.
+builder big_model() {
+  builder b;
+  b.input("x", {1, 16, 8, 8});
+  b.init("w1", {32, 16, 3, 3});
+  b.bn_params("bn1", 32);
+  b.node("Conv", "conv1", {"x", "w1"}, {"c1"});
+  b.bn("bn1", "c1", "bn1", "y1");
+  b.init("w2", {32, 32, 1, 1});
+  b.bn_params("bn2", 32);
+  b.node("Conv", "conv2", {"y1", "w2"}, {"c2"});
+  b.bn("bn2", "c2", "bn2", "y2");
+  b.node("Relu", "relu2", {"c2"}, {"r2"});
+  b.node("Flatten", "flat", {"y2"}, {"f"});
+  b.init("gw", {2048, 1024});
+  b.bn_params("bng", 1024);
+  b.node("Gemm", "gemm", {"f", "gw"}, {"g"});
+  b.bn("bng", "g", "bng", "y");
+  b.output("y");
+  b.output("r2");
+  return b;
+}
+std::string read_file(const std::filesystem::path& p) {
+  const qfold_onnx::input_file in(p.string());
+  return std::string(in.bytes());
+}
+}  // namespace
+
+TEST_CASE("onnx tool: the aliased path writes the bytes of the plain path") {
+  auto b = big_model();
+  const std::string bytes = bytes_of(b.m);
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto plain_out = dir / "qfold_onnx_alias_plain.onnx";
+  onnx::ModelProto plain = qfold_onnx::parse_model(bytes, "m.onnx");
+  const auto plain_r = qfold_onnx::fold_model(plain);
+  CHECK(plain_r.folded() == 2);
+  const std::size_t plain_size = qfold_onnx::write_model(plain, plain_out.string());
+  const std::string want = read_file(plain_out);
+  CHECK(want.size() == plain_size);
+  // Every alignment of the tensors in memory (the aligned ones are viewed in place, the others
+  // copied to the spill), and once from a file (copied by sendfile).
+  for (std::size_t shift = 0; shift < 5; ++shift) {
+    std::string buffer(shift, 'x');
+    buffer += bytes;
+    std::optional<qfold_onnx::input_file> in;
+    std::string_view view = std::string_view(buffer).substr(shift);
+    if (shift == 4) {
+      qfold_onnx::write_model(b.m, (dir / "qfold_onnx_alias_in.onnx").string());
+      in.emplace((dir / "qfold_onnx_alias_in.onnx").string());
+      view = in->bytes();
+    }
+    qfold_onnx::raw_aliases aliases;
+    onnx::ModelProto m =
+        qfold_onnx::parse_model(view, "m.onnx", &aliases, in ? in->fd() : -1);
+    CHECK(aliases.size() >= 3);
+    const auto r = qfold_onnx::fold_model(m, &aliases);
+    CHECK(r.folded() == plain_r.folded());
+    CHECK(r.bytes_removed() == plain_r.bytes_removed());
+    qfold_onnx::check_output(m);
+    const auto out = dir / "qfold_onnx_alias_out.onnx";
+    CHECK(qfold_onnx::write_model(m, out.string(), &aliases) == plain_size);
+    CHECK(read_file(out) == want);
+    // Unchanged, written again: the same bytes (the model lends its strings and gets them back).
+    CHECK(qfold_onnx::write_model(m, out.string(), &aliases) == plain_size);
+    CHECK(read_file(out) == want);
+  }
+}
+
+TEST_CASE("onnx tool: the aliased path checks sizes as the plain path does") {
+  auto b = big_model();
+  b.g->mutable_initializer(0)->mutable_raw_data()->resize(32 * 16 * 9 * 4 - 4);
+  const std::string bytes = bytes_of(b.m);
+  const auto message = [&](qfold_onnx::raw_aliases* aliases) -> std::string {
+    try {
+      (void)qfold_onnx::parse_model(bytes, "m.onnx", aliases);
+    } catch (const qfold_onnx::tool_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  qfold_onnx::raw_aliases aliases;
+  const std::string plain = message(nullptr);
+  CHECK(plain.find("raw_data holds 18428 bytes") != std::string::npos);
+  CHECK(message(&aliases) == plain);
+  // Two graph fields (protobuf merges them): parsed whole, without aliases, the same model.
+  auto c = big_model();
+  std::string twice = bytes_of(c.m);
+  onnx::ModelProto extra;
+  extra.mutable_graph()->set_doc_string("second");
+  twice += bytes_of(extra);
+  onnx::ModelProto merged;
+  REQUIRE(qfold_onnx::parse_bytes(twice, merged));
+  onnx::ModelProto m;
+  qfold_onnx::raw_aliases none;
+  REQUIRE(qfold_onnx::parse_bytes_aliased(twice, m, none));
+  CHECK(none.empty());
+  CHECK(bytes_of(m) == bytes_of(merged));
+}
+
+TEST_CASE("onnx transactions: add_constant into the spill changes nothing when it fails") {
+  auto b = big_model();
+  const std::string bytes = bytes_of(b.m);
+  qfold_onnx::raw_aliases aliases;
+  onnx::ModelProto m = qfold_onnx::parse_model(bytes, "m.onnx", &aliases);
+  const std::vector<float> data(4096, 0.5f);
+  const std::int64_t shape[1] = {4096};
+  bool done = false;
+  for (std::size_t k = 0; !done && k < 64; ++k) {
+    qfold_onnx::graph g(m, &aliases);
+    const std::string before = bytes_of(m);
+    const std::size_t aliased = aliases.size();
+    g.inject_failure_after(k);
+    try {
+      (void)g.add_constant(data, shape);
+      done = true;
+    } catch (const std::bad_alloc&) {
+      CHECK(bytes_of(m) == before);
+      CHECK(aliases.size() == aliased);
+    }
+  }
+  CHECK(done);
 }
