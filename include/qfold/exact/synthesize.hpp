@@ -219,6 +219,8 @@ struct candidate {
   return std::nullopt;
 }
 
+// In a namespace of their own: their short names must not shadow locals of other headers.
+namespace synth {
 // --- The fast exact path (single rounding, |x - input_zp| <= 2^17) -------------------------------
 // At shift s the multipliers that work are [M_s, H_s] (the intersection of every code's interval;
 // M_s counts m >= 0). Each code's bounds are ceil / floor of (2t -+ 1) 2^(s-1) / v, and
@@ -595,6 +597,7 @@ struct fast_answer {
   if (!reproduces_single(vlo, y, a, b, f->multiplier, f->shift, ozp, out)) return {};
   return {fast_outcome::found, *f};
 }
+}  // namespace synth
 
 [[nodiscard]] constexpr int_range output_zero_points(const rescale_space& space) noexcept {
   if (space.output_type == int_type::i8) return range_of(int_type::i8, space.output_unsigned);
@@ -648,15 +651,15 @@ struct fast_answer {
         if (!validate(attrs)) continue;
         std::optional<scale_factor> s;
         const auto fast =
-            dr ? detail::fast_answer{}
-               : detail::smallest_single(d, y, k, out, cap,
+            dr ? detail::synth::fast_answer{}
+               : detail::synth::smallest_single(d, y, k, out, cap,
                                          detail::smallest_legal_shift(d, izp, cap > 32767));
-        if (fast.outcome == detail::fast_outcome::found) {
+        if (fast.outcome == detail::synth::fast_outcome::found) {
           s = fast.scale;  // already evaluated on every code (reproduces_single)
           monotone = 1;
         } else if (!non_decreasing()) {
           return std::nullopt;
-        } else if (fast.outcome == detail::fast_outcome::none) {
+        } else if (fast.outcome == detail::synth::fast_outcome::none) {
           continue;
         } else {
           s = detail::smallest(d, y, k, out, cap);
