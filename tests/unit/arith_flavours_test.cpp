@@ -693,7 +693,7 @@ TEST_CASE("docs/conventions.md flavour table: worked inputs", "[arith][flavours]
     }
 }
 
-TEST_CASE("contract twins equal their checked forms; bad parameters give named errors",
+TEST_CASE("contract twins equal their checked forms, bad parameters give named errors",
           "[arith][flavours]") {
   using qfold::scale_width;
   using qfold::tie_rule;
