@@ -244,11 +244,17 @@ TEST_CASE("gemmlowp, TFLite and CMSIS-NN requantize differ where documented", "[
   CHECK(qfold::cmsis_nn::requantize(-2, one_30, -1, qfold::cmsis_nn::rounding::single_round) == 0);
   // ... and the default builds do not: -2/4 = -0.5 -> -1 (second rounding away from zero).
   CHECK(qfold::cmsis_nn::requantize(-2, one_30, -1) == -1);
-  // CMSIS-NN single rounding overflows its int32 intermediate before TFLite's result does.
+  // CMSIS-NN single rounding before ece5a38a overflowed its int32 intermediate before TFLite's
+  // result does; the current code's int64 intermediate gives (2^62 - 2^32 + 1 + 2^30) >> 31 =
+  // 2^31 - 2.
   CHECK(qfold::cmsis_nn::checked::requantize(i32max, i32max, 0,
-                                             qfold::cmsis_nn::rounding::single_round)
+                                             qfold::cmsis_nn::rounding::single_round,
+                                             qfold::cmsis_nn::version::before_ece5a38a)
             .error()
             .code == qfold::errc::result_out_of_range);
+  CHECK(*qfold::cmsis_nn::checked::requantize(i32max, i32max, 0,
+                                              qfold::cmsis_nn::rounding::single_round) ==
+        2147483646);
 }
 
 TEST_CASE("7.15 INEXACT_ROUND is representable but not bit exact", "[arith][edge]") {
