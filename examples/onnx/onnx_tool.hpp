@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <bit>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -306,8 +306,10 @@ bool rewrite_model(std::string_view model, Replace&& replace, pieces& out) {
   int graphs = 0;
   while (p < end) {
     if (!next_field(p, end, f)) return false;
-    if (f.number == 7) {
-      if (f.type != 2 || ++graphs > 1) return false;
+    // A field 7 of another wire type is no graph: protobuf keeps it as an unknown field (and
+    // writes it back), so it is copied through like any other field.
+    if (f.number == 7 && f.type == 2) {
+      if (++graphs > 1) return false;
       pieces g(*out.heads);
       if (!graph(f.payload, g)) return false;
       out.add_head(7, g.size);
@@ -640,7 +642,8 @@ inline void splice_model(onnx::ModelProto& model, const raw_aliases* aliases, sp
     std::vector<std::string>& lent;
     std::vector<onnx::TensorProto*>& lenders;
     ~give_back() {
-      for (std::size_t i = 0; i < lenders.size(); ++i) lenders[i]->mutable_raw_data()->swap(lent[i]);
+      for (std::size_t i = 0; i < lenders.size(); ++i)
+        lenders[i]->mutable_raw_data()->swap(lent[i]);
     }
   } guard{lent, lenders};
   for (int k = 0; k < inits.size(); ++k) {
