@@ -26,6 +26,7 @@
 #include "fuzz/fuzz_input.hpp"
 #include "fuzz/rescale_input.hpp"
 #include "reference/from_qfold.hpp"
+#include "reference/kernel_reference.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {
@@ -493,8 +494,9 @@ expect reference_step(const chain::step& s, std::int64_t x) {
           ? qref::tflite_multiply_by_quantized_multiplier(xi, q.multiplier, q.shift, false)
       : q.kind == f::tflite_single
           ? qref::tflite_multiply_by_quantized_multiplier(xi, q.multiplier, q.shift, true)
-      : q.kind == f::cmsis_double ? qref::cmsis_requantize(xi, q.multiplier, q.shift, false)
-                                  : qref::cmsis_requantize(xi, q.multiplier, q.shift, true);
+      : q.kind == f::cmsis_double
+          ? qref::cmsis_requantize(xi, q.multiplier, q.shift, false)
+          : qref::kernel::cmsis_requantize_current(xi, q.multiplier, q.shift, true);
   return v.ok ? expect{true, v.value, {}} : fail_with();
 }
 

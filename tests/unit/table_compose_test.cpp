@@ -10,6 +10,7 @@
 
 #include "catch_compat.hpp"
 #include "reference/from_qfold.hpp"
+#include "reference/kernel_reference.hpp"
 #include "reference/spec_reference.hpp"
 
 namespace {
@@ -48,8 +49,9 @@ std::optional<std::int64_t> reference_step(const chain::step& s, std::int64_t x)
             ? qref::tflite_multiply_by_quantized_multiplier(xi, q->multiplier, q->shift, false)
         : q->kind == f::tflite_single
             ? qref::tflite_multiply_by_quantized_multiplier(xi, q->multiplier, q->shift, true)
-        : q->kind == f::cmsis_double ? qref::cmsis_requantize(xi, q->multiplier, q->shift, false)
-                                     : qref::cmsis_requantize(xi, q->multiplier, q->shift, true);
+        : q->kind == f::cmsis_double
+            ? qref::cmsis_requantize(xi, q->multiplier, q->shift, false)
+            : qref::kernel::cmsis_requantize_current(xi, q->multiplier, q->shift, true);
     return v.ok ? std::optional<std::int64_t>(v.value) : std::nullopt;
   }
   return std::nullopt;  // table16: covered by table_lut_test
