@@ -84,7 +84,8 @@ void copy_file(benchmark::State& state) {
     const int out = ::open(out_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (in < 0 || out < 0) state.SkipWithError("cannot open");
     for (ssize_t n; (n = ::read(in, buffer.data(), buffer.size())) > 0;)
-      if (::write(out, buffer.data(), static_cast<std::size_t>(n)) != n) state.SkipWithError("write");
+      if (::write(out, buffer.data(), static_cast<std::size_t>(n)) != n)
+        state.SkipWithError("write");
     ::close(in);
     ::close(out);
   }

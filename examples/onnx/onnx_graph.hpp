@@ -114,8 +114,8 @@ class raw_spill {
     }
     if (!reused && !room(bytes.size(), at)) return {};
     for (std::size_t done = 0; done < bytes.size();) {
-      const ssize_t w = ::pwrite(fd_, bytes.data() + done, bytes.size() - done,
-                                 static_cast<off_t>(at + done));
+      const ssize_t w =
+          ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(at + done));
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) return {};
       done += static_cast<std::size_t>(w);
@@ -362,8 +362,8 @@ class graph {
       if (t.data_type() == onnx::TensorProto::STRING) return "raw_data in a string tensor";
       const std::size_t raw = raw_bytes(t, aliases).size();
       if (raw != *bytes)
-        return "raw_data holds " + std::to_string(raw) + " bytes, dims " +
-               dims_string(dims) + " need " + std::to_string(*bytes);
+        return "raw_data holds " + std::to_string(raw) + " bytes, dims " + dims_string(dims) +
+               " need " + std::to_string(*bytes);
       return {};
     }
     const char* field = typed_field(t.data_type());
@@ -608,23 +608,24 @@ class graph {
     if (kept.data() != nullptr) {
       t->set_raw_data(std::string(1, '\0'));  // the placeholder
     } else {
-    // Reuse the storage of an erased initializer when one fits (the pass erases a site's old
-    // weights right after adding its new ones): fresh memory is costly (a page fault per 4 KiB).
-    std::size_t best = pool_.size();
-    for (std::size_t i = 0; i < pool_.size(); ++i)
-      if (pool_[i].capacity() >= bytes && pool_[i].capacity() <= 2 * bytes &&
-          (best == pool_.size() || pool_[i].capacity() < pool_[best].capacity()))
-        best = i;
-    if (best != pool_.size()) {
-      std::string storage = std::move(pool_[best]);
-      pool_.erase(pool_.begin() + static_cast<std::ptrdiff_t>(best));
-      storage.resize(bytes);  // within capacity: no allocation
-      if (bytes != 0) std::memcpy(storage.data(), data.data(), bytes);
-      t->mutable_raw_data()->swap(storage);
-    } else {
-      t->set_raw_data(data.data(), bytes);
-    }
-    if constexpr (std::endian::native == std::endian::big) byteswap_floats(*t->mutable_raw_data());
+      // Reuse the storage of an erased initializer when one fits (the pass erases a site's old
+      // weights right after adding its new ones): fresh memory is costly (a page fault per 4 KiB).
+      std::size_t best = pool_.size();
+      for (std::size_t i = 0; i < pool_.size(); ++i)
+        if (pool_[i].capacity() >= bytes && pool_[i].capacity() <= 2 * bytes &&
+            (best == pool_.size() || pool_[i].capacity() < pool_[best].capacity()))
+          best = i;
+      if (best != pool_.size()) {
+        std::string storage = std::move(pool_[best]);
+        pool_.erase(pool_.begin() + static_cast<std::ptrdiff_t>(best));
+        storage.resize(bytes);  // within capacity: no allocation
+        if (bytes != 0) std::memcpy(storage.data(), data.data(), bytes);
+        t->mutable_raw_data()->swap(storage);
+      } else {
+        t->set_raw_data(data.data(), bytes);
+      }
+      if constexpr (std::endian::native == std::endian::big)
+        byteswap_floats(*t->mutable_raw_data());
     }
     entry e;
     e.kind = qfold::op_kind::constant;
@@ -942,7 +943,8 @@ class graph {
       case source::initializer:
         return e.tensor != nullptr ? tensor_bytes(*e.tensor, aliases_) : 0;
       case source::constant_node:
-        return e.tensor != nullptr ? tensor_bytes(*e.tensor, aliases_) : e.scalar.size() * sizeof(float);
+        return e.tensor != nullptr ? tensor_bytes(*e.tensor, aliases_)
+                                   : e.scalar.size() * sizeof(float);
       case source::identity: {
         if (e.node == nullptr || e.node->input_size() < 1) return 0;
         const auto it = values_.find(e.node->input(0));
@@ -1913,7 +1915,8 @@ class graph {
       // A weight that is a constant must have consistent data to be read at all.
       const node_id w = input_entry(1);
       if (const auto* t = tensor_of(w); t != nullptr && !tensor_problem(*t, aliases_).empty())
-        return refuse(e, qfold::reason::invalid_shape, op + " weight: " + tensor_problem(*t, aliases_));
+        return refuse(e, qfold::reason::invalid_shape,
+                      op + " weight: " + tensor_problem(*t, aliases_));
       const auto dims = weight_dims(n);
       if (auto why = conv_problem(n, dims); !why.empty())
         return refuse(e, qfold::reason::invalid_shape, op + " " + why);

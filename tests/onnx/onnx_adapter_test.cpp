@@ -585,8 +585,7 @@ TEST_CASE("onnx tool: the aliased path writes the bytes of the plain path") {
       view = in->bytes();
     }
     qfold_onnx::raw_aliases aliases;
-    onnx::ModelProto m =
-        qfold_onnx::parse_model(view, "m.onnx", &aliases, in ? in->fd() : -1);
+    onnx::ModelProto m = qfold_onnx::parse_model(view, "m.onnx", &aliases, in ? in->fd() : -1);
     CHECK(aliases.size() >= 3);
     const auto r = qfold_onnx::fold_model(m, &aliases);
     CHECK(r.folded() == plain_r.folded());

@@ -252,9 +252,8 @@ TEST_CASE("gemmlowp, TFLite and CMSIS-NN requantize differ where documented", "[
                                              qfold::cmsis_nn::version::before_ece5a38a)
             .error()
             .code == qfold::errc::result_out_of_range);
-  CHECK(*qfold::cmsis_nn::checked::requantize(i32max, i32max, 0,
-                                              qfold::cmsis_nn::rounding::single_round) ==
-        2147483646);
+  CHECK(*qfold::cmsis_nn::checked::requantize(
+            i32max, i32max, 0, qfold::cmsis_nn::rounding::single_round) == 2147483646);
 }
 
 TEST_CASE("7.15 INEXACT_ROUND is representable but not bit exact", "[arith][edge]") {

@@ -581,8 +581,8 @@ TEST_CASE("exact synthesize: the same certificates and refusals as the interval 
     const auto n = qfold::synthesize_rescale(d, y, space);
     const auto o = old_synth::synthesize_rescale(d, y, space);
     INFO("domain " << d.lo << ".." << d.hi << " in " << static_cast<int>(space.input_type)
-                   << " out " << static_cast<int>(space.output_type) << " scale32 "
-                   << space.scale32 << " dr " << space.allow_double_round);
+                   << " out " << static_cast<int>(space.output_type) << " scale32 " << space.scale32
+                   << " dr " << space.allow_double_round);
     if (n) {
       INFO("new: m " << n->scale.multiplier << " shift " << n->scale.shift << " izp "
                      << n->attributes.input_zp << " ozp " << n->attributes.output_zp << " rounding "
@@ -609,8 +609,8 @@ TEST_CASE("exact synthesize: the same certificates and refusals as the interval 
     if (!r) continue;
     if (r->d.size() > 4096) ++int16_maps;
     std::array<i64, 2> izps{r->attrs.input_zp, pick(gen, 0, 3) == 0 ? i64{0} : r->attrs.input_zp};
-    const std::span<const i64> iz = pick(gen, 0, 4) == 0 ? std::span<const i64>(izps)
-                                                         : std::span<const i64>(izps).first(1);
+    const std::span<const i64> iz =
+        pick(gen, 0, 4) == 0 ? std::span<const i64>(izps) : std::span<const i64>(izps).first(1);
     const bool dr = r->attrs.scale32 && pick(gen, 0, 1) != 0;
     const auto space = space_of(r->attrs, iz, dr);
     same(r->d, r->y, space);
@@ -666,8 +666,8 @@ TEST_CASE("exact synthesize: the same certificates and refusals as the interval 
     y[k] = y[k - 1] - pick(gen, 1, 3);
     const std::array<i64, 1> iz{r->attrs.input_zp};
     same(r->d, y, space_of(r->attrs, iz, r->attrs.scale32));
-    const i64 wild = pick(gen, 0, 1) != 0 ? std::numeric_limits<i64>::max()
-                                          : std::numeric_limits<i64>::min();
+    const i64 wild =
+        pick(gen, 0, 1) != 0 ? std::numeric_limits<i64>::max() : std::numeric_limits<i64>::min();
     y = r->y;
     y[k] = wild;
     same(r->d, y, space_of(r->attrs, iz, r->attrs.scale32));

@@ -269,8 +269,7 @@ inline constexpr std::int64_t fast_max_h = std::int64_t{1} << 45;  // |v h| <= 2
 inline constexpr std::size_t block = 16;
 inline constexpr std::uint64_t bias = std::uint64_t{1} << 63;
 
-[[nodiscard]] constexpr std::uint64_t biased_start(std::int64_t v, std::int64_t m,
-                                                   int s) noexcept {
+[[nodiscard]] constexpr std::uint64_t biased_start(std::int64_t v, std::int64_t m, int s) noexcept {
   return static_cast<std::uint64_t>(v * m + (std::int64_t{1} << (s - 1))) + bias;
 }
 [[nodiscard]] constexpr std::int64_t signed_of(std::uint64_t u) noexcept {
@@ -392,8 +391,8 @@ template <scan K>
 // judged right); R + ozp must equal y in [a, b), be at most out.lo before and at least out.hi
 // after. Every code is evaluated.
 [[nodiscard]] constexpr bool reproduces_single(std::int64_t vlo, std::span<const std::int64_t> y,
-                                               std::size_t a, std::size_t b, std::int64_t m,
-                                               int s, std::int64_t ozp, int_range out) noexcept {
+                                               std::size_t a, std::size_t b, std::int64_t m, int s,
+                                               std::int64_t ozp, int_range out) noexcept {
   const std::uint64_t k = std::uint64_t{1} << (63 - s);  // R + k = the biased shift
   const std::uint64_t um = static_cast<std::uint64_t>(m);
   const std::uint64_t shift_y = k - static_cast<std::uint64_t>(ozp);  // y + shift_y = t + k
@@ -486,8 +485,8 @@ struct fast_answer {
   const wide unbounded = wide{1} << 100;  // no code bounds the multiplier from above
   wide lo = 0, hi = unbounded;
   for (std::size_t e = 0; e < edges; ++e)
-    if (!code_bounds(vlo + static_cast<std::int64_t>(edge[e]), y[edge[e]], k.output_zp, 62, out,
-                     lo, hi))
+    if (!code_bounds(vlo + static_cast<std::int64_t>(edge[e]), y[edge[e]], k.output_zp, 62, out, lo,
+                     hi))
       return none;
   if (lo > hi) return none;  // empty at 62, so at every shift
   // The top shift: the largest where M <= cap (beyond it M only grows) and H <= 2^45 (products
@@ -581,7 +580,8 @@ struct fast_answer {
     if (!t_fits(y[a]) || !t_fits(y[b - 1])) return {};
     const std::size_t zero = static_cast<std::size_t>(std::clamp<std::int64_t>(
         -vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));  // first v >= 0
-    const std::size_t pos = zero < b && vlo + static_cast<std::int64_t>(zero) == 0 ? zero + 1 : zero;
+    const std::size_t pos =
+        zero < b && vlo + static_cast<std::int64_t>(zero) == 0 ? zero + 1 : zero;
     // The outermost codes bind most often: their bounds first, and the candidate they give is
     // the answer whenever it reproduces the map (as for the edges above).
     if (!outer(a, zero, std::true_type{}) || !outer(pos, b, std::false_type{}))
@@ -653,7 +653,7 @@ struct fast_answer {
         const auto fast =
             dr ? detail::synth::fast_answer{}
                : detail::synth::smallest_single(d, y, k, out, cap,
-                                         detail::smallest_legal_shift(d, izp, cap > 32767));
+                                                detail::smallest_legal_shift(d, izp, cap > 32767));
         if (fast.outcome == detail::synth::fast_outcome::found) {
           s = fast.scale;  // already evaluated on every code (reproduces_single)
           monotone = 1;
