@@ -1,0 +1,844 @@
+#!/usr/bin/python3
+"""Writes the TOSA (LLVM 16, pre-1.0 dialect) modules that prove qfold's folds on MLIR's own
+lowering, executed by mlir-cpu-runner-16.
+
+    make_modules.py [OUTDIR]          write OUTDIR/*.mlir, *.expected and manifest.json
+                                      (default: the modules/ folder next to this script)
+    make_modules.py --bench N OUT     write a module of N DyT transformer-like blocks
+
+Each module has a tested function @f whose only argument is the activation (nothing the sites
+read at run time is a constant) and a @main that builds an input holding every int8 code on every
+channel, calls @f and prints each output: a line with the output's index, then one line
+`( v0, v1, ... )` per row of the last dimension, as `vector.print` writes it (int8 outputs are
+sign-extended to i32 first).
+
+NAME.expected is what @main must print. It is computed here by an independent model of TOSA's
+integer semantics written from the specification (RESCALE with apply_scale_32/16, MUL with shift
+and 32-bit wrap, ADD, SUB, CLAMP, TABLE, CAST, CONV2D); it is not derived from qfold's code.
+Every value the model computes is checked against the spec's REQUIRE conditions, so a module
+never relies on behaviour the spec leaves unpredictable.
+
+manifest.json says, per module, which sites it holds and what qfold-tosa-opt should report for
+each: `expect` is a list of {pass, folded, reason}; an empty list means no pass matches the site
+(the tool must not report it and must not change it). SSA values of a site are named
+`%<site>_<role>` so a report's node names identify the site.
+
+Standard library only, deterministic (fixed seed), no network.
+"""
+
+import json
+import math
+import os
+import random
+import sys
+
+I8 = (-128, 127)
+I16 = (-32768, 32767)
+I32 = (-(1 << 31), (1 << 31) - 1)
+RANGE = {"i8": I8, "i16": I16, "i32": I32}
+
+
+class SpecError(Exception):
+    """A REQUIRE or ERROR_IF of the TOSA spec would be broken: the module is not valid."""
+
+
+def require(cond, what):
+    if not cond:
+        raise SpecError(what)
+
+
+def wrap32(v):
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= (1 << 31) else v
+
+
+def clip(v, lo, hi):
+    return lo if v < lo else hi if v > hi else v
+
+
+# --- TOSA integer semantics (spec: scale_helpers, RESCALE, MUL, ADD, SUB, CLAMP, TABLE, CAST,
+# --- CONV2D), on Python's unbounded ints --------------------------------------------------------
+
+
+def apply_scale_32(value, multiplier, shift, double_round):
+    require(multiplier >= 0, "apply_scale_32: multiplier < 0")
+    require(2 <= shift <= 62, "apply_scale_32: shift outside 2..62")
+    require(-(1 << (shift - 1)) <= value < (1 << (shift - 1)), "apply_scale_32: value range")
+    rnd = 1 << (shift - 1)
+    if double_round and shift > 31:
+        rnd += (1 << 30) if value >= 0 else -(1 << 30)
+    r = (value * multiplier + rnd) >> shift  # Python >> on ints is a floor shift
+    require(I32[0] <= r <= I32[1], "apply_scale_32: result outside int32")
+    return r
+
+
+def apply_scale_16(value, multiplier, shift):
+    require(0 <= multiplier <= 32767, "apply_scale_16: multiplier outside int16 / negative")
+    require(2 <= shift <= 62, "apply_scale_16: shift outside 2..62")
+    r = (value * multiplier + (1 << (shift - 1))) >> shift
+    require(I32[0] <= r <= I32[1], "apply_scale_16: result outside int32")
+    return r
+
+
+def rescale_value(v, channel, a):
+    """One element of TOSA RESCALE (signed types only). `a` holds the attributes."""
+    in_t, out_t = a["in_t"], a["out_t"]
+    require(a["input_zp"] == 0 or in_t == "i8", "RESCALE: input_zp != 0 for a non-int8 input")
+    require(a["output_zp"] == 0 or out_t == "i8", "RESCALE: output_zp != 0 for a non-int8 output")
+    require(a["scale32"] or not a["double_round"], "RESCALE: double_round without scale32")
+    c = channel if a["per_channel"] else 0
+    x = v - a["input_zp"]
+    if a["scale32"]:
+        r = apply_scale_32(x, a["multiplier"][c], a["shift"][c], a["double_round"])
+    else:
+        r = apply_scale_16(x, a["multiplier"][c], a["shift"][c])
+    r = r + a["output_zp"]
+    require(I32[0] <= r <= I32[1], "RESCALE: output_zp add overflows int32")
+    return clip(r, *RANGE[out_t])
+
+
+def mul_value(a, b, shift, t):
+    require(0 <= shift <= 63, "MUL: shift outside 0..63")
+    if t != "i32":
+        require(shift == 0, "MUL: shift != 0 for a non-int32 type")
+    if shift > 0:
+        r = (a * b + (1 << (shift - 1))) >> shift
+        require(I32[0] <= r <= I32[1], "MUL: shifted product outside int32")
+        return r
+    return wrap32(a * b)  # the low 32 bits: TOSA MUL with shift 0 wraps
+
+
+def add_value(a, b):
+    r = a + b
+    require(I32[0] <= r <= I32[1], "ADD: int32 overflow")
+    return r
+
+
+def sub_value(a, b):
+    r = a - b
+    require(I32[0] <= r <= I32[1], "SUB: int32 overflow")
+    return r
+
+
+def cast_value(v, out_t):
+    # Integer to integer: wider types sign-extend; a narrowing cast here only ever sees values
+    # that fit (checked), so no truncation rule is relied on.
+    require(RANGE[out_t][0] <= v <= RANGE[out_t][1], "CAST: narrowing a value that does not fit")
+    return v
+
+
+def table_value(v, table):
+    require(len(table) == 256, "TABLE: not 256 entries")
+    return table[v + 128]
+
+
+# --- Tensors: shape + flat row-major data, numpy-style broadcasting of equal ranks ----------
+
+
+class Tensor:
+    def __init__(self, shape, data):
+        n = 1
+        for d in shape:
+            n *= d
+        assert len(data) == n, (shape, len(data))
+        self.shape, self.data = tuple(shape), list(data)
+
+    def index_of(self, idx):
+        k = 0
+        for d, i in zip(self.shape, idx):
+            k = k * d + (i if d != 1 else 0)
+        return k
+
+
+def indices(shape):
+    if not shape:
+        yield ()
+        return
+    for head in indices(shape[:-1]):
+        for i in range(shape[-1]):
+            yield head + (i,)
+
+
+def broadcast(*shapes):
+    rank = len(shapes[0])
+    assert all(len(s) == rank for s in shapes), shapes
+    out = []
+    for dims in zip(*shapes):
+        m = max(dims)
+        assert all(d in (1, m) for d in dims), shapes
+        out.append(m)
+    return tuple(out)
+
+
+def elementwise(fn, *ts):
+    shape = broadcast(*(t.shape for t in ts))
+    data = [fn(idx, *(t.data[t.index_of(idx)] for t in ts)) for idx in indices(shape)]
+    return Tensor(shape, data)
+
+
+def conv2d_nhwc(x, w, bias, pad, stride, dilation, input_zp, weight_zp):
+    n, ih, iw, ic = x.shape
+    oc, kh, kw, wic = w.shape
+    assert wic == ic and len(bias.data) == oc
+    pt, pb, pl, pr = pad
+    oh = (ih - 1 + pt + pb - (kh - 1) * dilation[0]) // stride[0] + 1
+    ow = (iw - 1 + pl + pr - (kw - 1) * dilation[1]) // stride[1] + 1
+    out = []
+    for b in range(n):
+        for y in range(oh):
+            for xo in range(ow):
+                for o in range(oc):
+                    acc = bias.data[o]
+                    for ky in range(kh):
+                        iy = y * stride[0] + ky * dilation[0] - pt
+                        if not 0 <= iy < ih:
+                            continue  # padding contributes (input_zp - input_zp) * w = 0
+                        for kx in range(kw):
+                            ix = xo * stride[1] + kx * dilation[1] - pl
+                            if not 0 <= ix < iw:
+                                continue
+                            for c in range(ic):
+                                v = x.data[((b * ih + iy) * iw + ix) * ic + c] - input_zp
+                                wv = w.data[((o * kh + ky) * kw + kx) * ic + c] - weight_zp
+                                acc = add_value(acc, v * wv)
+                    out.append(acc)
+    return Tensor((n, oh, ow, oc), out)
+
+
+# --- Scale derivation (ExecuTorch's _compute_multiplier_and_shift, restated) ------------------
+
+
+def multiplier_and_shift(scale, bits=32):
+    offset = 31 if bits == 32 else 15
+    mant, exp = math.frexp(scale)
+    m = round(mant * (1 << offset))  # Python round: half to even
+    if m == (1 << offset):
+        m //= 2
+        exp += 1
+    shift = offset - exp
+    if shift > 62:
+        m >>= min(31, shift - 62)
+        shift = 62
+    assert 0 <= m < (1 << offset) and 2 <= shift <= 62, (scale, m, shift)
+    return m, shift
+
+
+def round_half_even(x):
+    return round(x)
+
+
+def tanh_table(in_scale, in_zp, out_scale, out_zp, lo=-128, hi=127):
+    t = []
+    for code in range(-128, 128):
+        y = math.tanh((code - in_zp) * in_scale)
+        t.append(clip(round_half_even(y / out_scale) + out_zp, lo, hi))
+    return t
+
+
+# --- The module builder: emits MLIR text and evaluates every op on the fixed input ----------
+
+
+def ttype(shape, dt):
+    return "tensor<" + "x".join(str(d) for d in shape) + "x" + dt + ">"
+
+
+def dense(shape, dt, data):
+    if all(v == data[0] for v in data):
+        return "dense<%d> : %s" % (data[0], ttype(shape, dt))
+
+    def nest(level, off):
+        if level == len(shape):
+            return str(data[off])
+        step = 1
+        for d in shape[level + 1:]:
+            step *= d
+        return "[" + ", ".join(nest(level + 1, off + i * step) for i in range(shape[level])) + "]"
+
+    return "dense<%s> : %s" % (nest(0, 0), ttype(shape, dt))
+
+
+class Value:
+    def __init__(self, name, dt, tensor):
+        self.name, self.dt, self.t = name, dt, tensor
+
+    @property
+    def shape(self):
+        return self.t.shape
+
+    @property
+    def type(self):
+        return ttype(self.shape, self.dt)
+
+
+def input_codes(shape):
+    """Every int8 code on every channel: element [.., j, c] (j the flattened index of the middle
+    dims) holds the int8 whose two's complement bits are (j + 97 c) mod 256, a different order of
+    the 256 codes on each channel."""
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    assert rows % 256 == 0 or rows == 256, shape
+    ch = shape[-1]
+    return Tensor(shape, [((j + 97 * c + 128) % 256) - 128 for j in range(rows) for c in range(ch)])
+
+
+class Module:
+    def __init__(self, name, in_shape):
+        self.name = name
+        self.lines = []
+        self.x = Value("%x", "i8", input_codes(in_shape))
+        self.outputs = []
+        self.sites = []
+        self.names = set()
+        self.tamper = None
+
+    def fresh(self, name):
+        assert name not in self.names, name
+        self.names.add(name)
+        return "%" + name
+
+    def emit(self, name, op, operands, attrs, dt, tensor):
+        v = Value(self.fresh(name), dt, tensor)
+        ins = ", ".join(o.name for o in operands)
+        intypes = ", ".join(o.type for o in operands)
+        a = " {" + attrs + "}" if attrs else ""
+        self.lines.append('  %s = "%s"(%s)%s : (%s) -> %s' % (v.name, op, ins, a, intypes, v.type))
+        return v
+
+    # ops -------------------------------------------------------------------------------------
+    def const(self, name, shape, dt, data):
+        t = Tensor(shape, data)
+        lo, hi = RANGE[dt]
+        assert all(lo <= d <= hi for d in data)
+        v = Value(self.fresh(name), dt, t)
+        self.lines.append('  %s = "tosa.const"() {value = %s} : () -> %s'
+                          % (v.name, dense(shape, dt, data), v.type))
+        return v
+
+    def rescale(self, name, x, out_t, scales=None, mult=None, shift=None, input_zp=0, output_zp=0,
+                double_round=False, scale32=True, per_channel=None):
+        if mult is None:
+            pairs = [multiplier_and_shift(s, 32 if scale32 else 16) for s in scales]
+            mult, shift = [p[0] for p in pairs], [p[1] for p in pairs]
+        if per_channel is None:
+            per_channel = len(mult) > 1
+        a = dict(in_t=x.dt, out_t=out_t, input_zp=input_zp, output_zp=output_zp, multiplier=mult,
+                 shift=shift, scale32=scale32, double_round=double_round, per_channel=per_channel)
+        if per_channel:
+            assert len(mult) == x.shape[-1]
+        t = elementwise(lambda idx, v: rescale_value(v, idx[-1], a), x.t)
+        attrs = ("double_round = %s, input_zp = %d : i32, multiplier = array<i32: %s>, "
+                 "output_zp = %d : i32, per_channel = %s, scale32 = %s, shift = array<i32: %s>"
+                 % (str(double_round).lower(), input_zp, ", ".join(map(str, mult)), output_zp,
+                    str(per_channel).lower(), str(scale32).lower(), ", ".join(map(str, shift))))
+        return self.emit(name, "tosa.rescale", [x], attrs, out_t, t)
+
+    def mul(self, name, a, b, shift=0):
+        assert a.dt == b.dt
+        t = elementwise(lambda idx, p, q: mul_value(p, q, shift, a.dt), a.t, b.t)
+        return self.emit(name, "tosa.mul", [a, b], "shift = %d : i32" % shift, "i32", t)
+
+    def add(self, name, a, b):
+        assert a.dt == b.dt == "i32"
+        return self.emit(name, "tosa.add", [a, b], "", "i32",
+                         elementwise(lambda idx, p, q: add_value(p, q), a.t, b.t))
+
+    def sub(self, name, a, b):
+        assert a.dt == b.dt == "i32"
+        return self.emit(name, "tosa.sub", [a, b], "", "i32",
+                         elementwise(lambda idx, p, q: sub_value(p, q), a.t, b.t))
+
+    def clamp(self, name, x, lo, hi):
+        attrs = ("max_fp = 0.000000e+00 : f32, max_int = %d : i64, min_fp = 0.000000e+00 : f32, "
+                 "min_int = %d : i64" % (hi, lo))
+        return self.emit(name, "tosa.clamp", [x], attrs, x.dt,
+                         elementwise(lambda idx, v: clip(v, lo, hi), x.t))
+
+    def table(self, name, x, values):
+        assert x.dt == "i8" and len(values) == 256
+        tab = self.const(name + "_lut", (256,), "i8", values)
+        t = elementwise(lambda idx, v: table_value(v, values), x.t)
+        return self.emit(name, "tosa.table", [x, tab], "", "i8", t)
+
+    def cast(self, name, x, out_t):
+        return self.emit(name, "tosa.cast", [x], "", out_t,
+                         elementwise(lambda idx, v: cast_value(v, out_t), x.t))
+
+    def reshape(self, name, x, shape):
+        t = Tensor(shape, x.t.data)
+        return self.emit(name, "tosa.reshape", [x],
+                         "new_shape = array<i64: %s>" % ", ".join(map(str, shape)), x.dt, t)
+
+    def conv2d(self, name, x, w, b, pad, input_zp, weight_zp):
+        t = conv2d_nhwc(x.t, w.t, b.t, pad, (1, 1), (1, 1), input_zp, weight_zp)
+        attrs = ("dilation = array<i64: 1, 1>, pad = array<i64: %s>, quantization_info = "
+                 "#tosa.conv_quant<input_zp = %d, weight_zp = %d>, stride = array<i64: 1, 1>"
+                 % (", ".join(map(str, pad)), input_zp, weight_zp))
+        return self.emit(name, "tosa.conv2d", [x, w, b], attrs, "i32", t)
+
+    # sites and outputs -------------------------------------------------------------------------
+    def site(self, sid, description, expect):
+        """expect: [] (no pass matches) or [(pass, folded, reason)]."""
+        self.sites.append({
+            "site": sid,
+            "description": description,
+            "expect": [{"pass": p, "folded": f, **({"reason": r} if r else {})}
+                       for p, f, r in expect],
+        })
+
+    def output(self, v):
+        self.outputs.append(v)
+
+    # text --------------------------------------------------------------------------------------
+    def text(self):
+        rtypes = ", ".join(o.type for o in self.outputs)
+        res = ", ".join(o.name for o in self.outputs)
+        out = ["// Generated by tests/tosa/make_modules.py (%s): do not edit." % self.name,
+               "// @f holds the sites; @main feeds it every int8 code on every channel and prints",
+               "// each output: its index, then one line per row of the last dimension.",
+               "func.func @f(%%x: %s) -> (%s) {" % (self.x.type, rtypes)]
+        out += self.lines
+        out.append("  return %s : %s" % (res, rtypes))
+        out.append("}")
+        out += self.main_text()
+        return "\n".join(out) + "\n"
+
+    def main_text(self):
+        s = self.x.shape
+        ins = ", ".join("%%i%d: index" % k for k in range(len(s)))
+        mid = len(s) - 1
+        # j = flattened index of dims 1..rank-2 (dim 0 is 1)
+        body = ["  %%in = tensor.generate {", "  ^bb0(%s):" % ins]
+        body = [b.replace("%%", "%") for b in body]
+        acc = "%i1"
+        for k in range(2, mid):
+            body.append("    %%d%d = arith.constant %d : index" % (k, s[k]))
+            body.append("    %%m%d = arith.muli %s, %%d%d : index" % (k, acc, k))
+            body.append("    %%j%d = arith.addi %%m%d, %%i%d : index" % (k, k, k))
+            acc = "%%j%d" % k
+        body += ["    %c97 = arith.constant 97 : index",
+                 "    %%ck = arith.muli %%i%d, %%c97 : index" % mid,
+                 "    %%s = arith.addi %s, %%ck : index" % acc,
+                 "    %v = arith.index_cast %s : index to i32",
+                 "    %b = arith.trunci %v : i32 to i8",
+                 "    tensor.yield %b : i8",
+                 "  } : %s" % self.x.type]
+        n = len(self.outputs)
+        lhs = "%r" if n == 1 else "%%r:%d" % n
+        rtypes = ", ".join(o.type for o in self.outputs)
+        body.append("  %s = call @f(%%in) : (%s) -> (%s)" % (lhs, self.x.type, rtypes))
+        body += ["  %c0 = arith.constant 0 : index", "  %c1 = arith.constant 1 : index",
+                 "  %z32 = arith.constant 0 : i32", "  %z8 = arith.constant 0 : i8"]
+        for k, o in enumerate(self.outputs):
+            r = "%r" if n == 1 else "%%r#%d" % k
+            shape = o.shape
+            rows = 1
+            for d in shape[:-1]:
+                rows *= d
+            last = shape[-1]
+            body.append("  %%k%d = arith.constant %d : i32" % (k, k))
+            body.append("  vector.print %%k%d : i32" % k)
+            src = r
+            if len(shape) != 2:
+                grp = "[[%s], [%d]]" % (", ".join(str(i) for i in range(len(shape) - 1)),
+                                        len(shape) - 1)
+                body.append("  %%o%d = tensor.collapse_shape %s %s : %s into %s"
+                            % (k, r, grp, o.type, ttype((rows, last), o.dt)))
+                src = "%%o%d" % k
+            body.append("  %%n%d = arith.constant %d : index" % (k, rows))
+            body.append("  scf.for %%q%d = %%c0 to %%n%d step %%c1 {" % (k, k))
+            vt = "vector<%dx%s>" % (last, o.dt)
+            pad = "%z8" if o.dt == "i8" else "%z32"
+            body.append("    %%v%d = vector.transfer_read %s[%%q%d, %%c0], %s : %s, %s"
+                        % (k, src, k, pad, ttype((rows, last), o.dt), vt))
+            pv = "%%v%d" % k
+            if o.dt != "i32":
+                body.append("    %%e%d = arith.extsi %%v%d : %s to vector<%dxi32>"
+                            % (k, k, vt, last))
+                pv = "%%e%d" % k
+            body.append("    vector.print %s : vector<%dxi32>" % (pv, last))
+            body.append("  }")
+        return ["", "func.func @main() {"] + body + ["  return", "}"]
+
+    def expected(self):
+        out = []
+        for k, o in enumerate(self.outputs):
+            out.append(str(k))
+            last = o.shape[-1]
+            d = o.t.data
+            for r in range(len(d) // last):
+                out.append("( " + ", ".join(str(v) for v in d[r * last:(r + 1) * last]) + " )")
+        return "\n".join(out) + "\n"
+
+
+# --- Site builders -----------------------------------------------------------------------------
+
+ALPHA = "fold_dyt_alpha"
+AFFINE = "fold_dyt_affine"
+ONE = dict(mult=[1 << 30], shift=[30])  # scale 1.0 exactly
+
+
+def dyt_alpha(m, sid, x, alpha_code, act=None, alpha_r=None, out=None, mul_shift=0,
+              tanh=(0.03, 0, 1.0 / 128, 0), alpha_shape=None, alpha_source=None,
+              per_channel_act=False):
+    """ExecuTorch Arm's DyT lowering: RESCALE(act)->i32, RESCALE(alpha)->i32, MUL, RESCALE->i8,
+    TABLE(tanh). Returns the nodes by role."""
+    act = act or dict(scales=[1.0], input_zp=-3)
+    alpha_r = alpha_r or dict(scales=[1.0])
+    out = out or dict(scales=[0.0166], output_zp=2)
+    ch = x.shape[-1]
+    if per_channel_act:
+        act = dict(scales=[1.0 + 0.25 * c for c in range(ch)], input_zp=act.get("input_zp", 0))
+    r_act = m.rescale(sid + "_act", x, "i32", **act)
+    if alpha_source is None:
+        ashape = alpha_shape or (1,) * len(x.shape)
+        n = 1
+        for d in ashape:
+            n *= d
+        codes = alpha_code if isinstance(alpha_code, list) else [alpha_code] * n
+        alpha = m.const(sid + "_alpha", ashape, "i8", codes)
+    else:
+        alpha = alpha_source
+    r_alpha = m.rescale(sid + "_alpha32", alpha, "i32", **alpha_r)
+    prod = m.mul(sid + "_mul", r_act, r_alpha, mul_shift)
+    r_out = m.rescale(sid + "_to_tanh", prod, "i8", **out)
+    tin_scale, tin_zp, tout_scale, tout_zp = tanh
+    table = m.table(sid + "_tanh", r_out, tanh_table(tin_scale, tin_zp, tout_scale, tout_zp))
+    return dict(act=r_act, mul=prod, out=r_out, table=table)
+
+
+def module_dyt_alpha():
+    m = Module("dyt_alpha", (1, 256, 4))
+    x = m.x
+    # ExecuTorch-like scales: activation 0.05 (zp -3) into int32 at 2^-10 relative, alpha 0.5
+    # as code 64 at scale 1/128, tanh input scale 0.03 (zp 2).
+    s = dyt_alpha(m, "a0", x, 64, act=dict(scales=[0.05 / (0.05 / 1024)], input_zp=-3),
+                  alpha_r=dict(scales=[1.0]), out=dict(scales=[(0.05 / 1024) / 128 / 0.03],
+                                                       output_zp=2), tanh=(0.03, 2, 1 / 128, 0))
+    m.output(s["table"])
+    m.site("a0", "DyT alpha, ExecuTorch-like scales (activation zp -3, tanh input zp 2)",
+           [(ALPHA, True, None)])
+    # The negative test changes one entry of this table, one that some input code reaches.
+    m.tamper = {"value": "%a0_tanh_lut", "index": s["out"].t.data[0] + 128}
+    # negative alpha code, double rounding on the output RESCALE (shift > 31)
+    s = dyt_alpha(m, "a1", x, -37, act=dict(scales=[1.0], input_zp=5), alpha_r=dict(scales=[1.0]),
+                  out=dict(scales=[0.0123], output_zp=-7, double_round=True),
+                  tanh=(0.041, -7, 1 / 128, 1))
+    m.output(s["table"])
+    m.site("a1", "DyT alpha, negative alpha, double_round output RESCALE",
+           [(ALPHA, True, None)])
+    # the MUL wraps: (x - zp) * 2^13 times alpha 2^10 * 120 leaves int32; TOSA MUL with shift 0
+    # keeps the low 32 bits, and the output RESCALE (shift >= 32) accepts every int32
+    s = dyt_alpha(m, "a2", x, 120, act=dict(scales=[8192.0], input_zp=1),
+                  alpha_r=dict(scales=[1024.0]), out=dict(scales=[2.0 ** -26], output_zp=0),
+                  tanh=(0.02, 0, 1 / 128, 0))
+    m.output(s["table"])
+    m.site("a2", "DyT alpha whose MUL wraps to 32 bits (shift 0)", [(ALPHA, True, None)])
+    # MUL with a shift (rounded, stays in int32), 16-bit RESCALE multiplier on the activation
+    s = dyt_alpha(m, "a3", x, 99, act=dict(scales=[300.0], scale32=False, input_zp=0),
+                  alpha_r=dict(scales=[1.0]), mul_shift=7,
+                  out=dict(scales=[0.011], output_zp=-1), tanh=(0.05, -1, 1 / 100, 3))
+    m.output(s["table"])
+    m.site("a3", "DyT alpha, MUL shift 7, scale32 = false activation RESCALE",
+           [(ALPHA, True, None)])
+    # a saturating output RESCALE (codes clamp at -128 and 127 before the table)
+    s = dyt_alpha(m, "a4", x, 127, act=dict(scales=[1.0], input_zp=0), alpha_r=dict(scales=[1.0]),
+                  out=dict(scales=[0.031], output_zp=10), tanh=(0.08, 10, 1 / 128, 0))
+    m.output(s["table"])
+    m.site("a4", "DyT alpha, saturating output RESCALE", [(ALPHA, True, None)])
+    return m
+
+
+def affine_site(m, sid, x, gamma, beta, weights, bias, pad, wzp=0, table=None, zta=1, zgo=1,
+                zaa=0, zao=-4, go_scale=1.0, ta_scale=1.0, g_scale=1.0):
+    """TABLE -> MUL(RESCALE_i32(table), RESCALE_i32(gamma)) -> RESCALE_i8 -> ADD(RESCALE_i32,
+    RESCALE_i32(beta)) -> RESCALE_i8 -> CONV2D. Returns the nodes by role."""
+    ch = x.shape[-1]
+    tab = m.table(sid + "_table", x, table or [clip(round(40 * math.tanh((c - 3) * 0.03)), -128,
+                                                     127) for c in range(-128, 128)])
+    r_ta = m.rescale(sid + "_t32", tab, "i32", scales=[ta_scale], input_zp=zta)
+    g = m.const(sid + "_gamma", (1, 1, 1, ch), "i8", gamma)
+    r_g = m.rescale(sid + "_g32", g, "i32", scales=[g_scale])
+    prod = m.mul(sid + "_mul", r_ta, r_g, 0)
+    r_go = m.rescale(sid + "_scaled", prod, "i8", scales=[go_scale], output_zp=zgo)
+    r_aa = m.rescale(sid + "_s32", r_go, "i32", scales=[1.0], input_zp=zaa)
+    b = m.const(sid + "_beta", (1, 1, 1, ch), "i8", beta)
+    r_b = m.rescale(sid + "_b32", b, "i32", scales=[1.0])
+    s = m.add(sid + "_add", r_aa, r_b)
+    r_ao = m.rescale(sid + "_sum", s, "i8", scales=[1.0], output_zp=zao)
+    oc = len(bias)
+    w = m.const(sid + "_w", (oc, 3, 3, ch), "i8", weights)
+    bb = m.const(sid + "_bias", (oc,), "i32", bias)
+    conv = m.conv2d(sid + "_conv", r_ao, w, bb, pad, zao, wzp)
+    return dict(table=tab, add=s, sum=r_ao, conv=conv, scaled=r_go)
+
+
+def module_dyt_affine(rng):
+    m = Module("dyt_affine", (1, 16, 16, 4))
+    x = m.x
+    oc = 3
+
+    def w_small(lim=12):
+        return [rng.randint(-lim, lim) for _ in range(oc * 9 * 4)]
+
+    def bias():
+        return [rng.randint(-5000, 5000) for _ in range(oc)]
+
+    P0, P1 = [0, 0, 0, 0], [1, 1, 1, 1]
+    # exact integer line per channel (slopes 3, -2, 1, 2; offsets from beta): folds, unpadded
+    s = affine_site(m, "b0", x, [3, -2, 1, 2], [5, -7, 0, 11], w_small(), bias(), P0, wzp=2)
+    m.output(s["conv"])
+    m.site("b0", "DyT affine into an unpadded conv, exact integer line per channel",
+           [(AFFINE, True, None)])
+    # gamma is an identity, beta is not, padded conv: beta's RESCALE reads the table
+    s = affine_site(m, "b1", x, [1, 1, 1, 1], [5, -7, 3, 11], w_small(), bias(), P1)
+    m.output(s["conv"])
+    m.site("b1", "DyT affine before a padded conv, gamma an identity (bypass gamma)",
+           [(AFFINE, True, None)])
+    # gamma and beta both identities, padded conv: the conv reads the table
+    s = affine_site(m, "b2", x, [1, 1, 1, 1], [0, 0, 0, 0], w_small(), bias(), P1, zaa=1, zao=1,
+                    zta=1, zgo=1)
+    m.output(s["conv"])
+    m.site("b2", "DyT affine before a padded conv, an identity (bypass)", [(AFFINE, True, None)])
+    # padded conv, gamma not an identity: refused
+    s = affine_site(m, "b3", x, [2, 1, 1, 1], [1, 2, 3, 4], w_small(), bias(), P1)
+    m.output(s["conv"])
+    m.site("b3", "DyT affine before a padded conv, gamma not an identity",
+           [(AFFINE, False, "padding")])
+    # ExecuTorch-like rounding RESCALE after gamma: no exact integer line
+    s = affine_site(m, "b4", x, [77, -50, 90, 100], [5, -7, 3, 11], w_small(), bias(), P0,
+                    go_scale=0.0123)
+    m.output(s["conv"])
+    m.site("b4", "DyT affine, rounding gamma RESCALE: not an integer line",
+           [(AFFINE, False, "not_exact")])
+    # folded weights leave int8: (w - wzp) * 3 + wzp with |w| up to 60
+    s = affine_site(m, "b5", x, [3, 3, 3, 3], [0, 0, 0, 0], w_small(60), bias(), P0)
+    m.output(s["conv"])
+    m.site("b5", "DyT affine whose folded weights leave int8", [(AFFINE, False, "out_of_range")])
+    # table * gamma overflows int32 (shift 0 wraps in TOSA; qfold refuses a wrapped gamma)
+    s = affine_site(m, "b6", x, [100, 90, 80, 70], [0, 0, 0, 0], w_small(), bias(), P0,
+                    ta_scale=2.0 ** 20, g_scale=2.0 ** 8, go_scale=2.0 ** -30)
+    m.output(s["conv"])
+    m.site("b6", "DyT affine whose table * gamma product overflows int32",
+           [(AFFINE, False, "overflow")])
+    # the sum RESCALE has a second reader (also returned)
+    s = affine_site(m, "b7", x, [3, -2, 1, 2], [5, -7, 0, 11], w_small(), bias(), P0)
+    m.output(s["conv"])
+    m.output(s["sum"])
+    m.site("b7", "DyT affine whose last RESCALE is also a function result",
+           [(AFFINE, False, "shared_output")])
+    return m
+
+
+def module_refusals():
+    """Every site is refused: the tool must leave this module unchanged."""
+    m = Module("refusals", (1, 256, 4))
+    x = m.x
+    # the MUL has a second reader
+    s = dyt_alpha(m, "f0", x, 64)
+    m.output(s["table"])
+    m.output(s["mul"])
+    m.site("f0", "DyT alpha whose MUL is also a function result",
+           [(ALPHA, False, "shared_output")])
+    # the output RESCALE has a second reader
+    s = dyt_alpha(m, "f1", x, 64)
+    m.output(s["table"])
+    m.output(s["out"])
+    m.site("f1", "DyT alpha whose output RESCALE is also a function result",
+           [(ALPHA, False, "shared_output")])
+    # alpha is the activation itself: not a constant
+    s = dyt_alpha(m, "f2", x, None, alpha_source=x)
+    m.output(s["table"])
+    m.site("f2", "DyT alpha whose alpha is not a constant (the activation squared)",
+           [(ALPHA, False, "not_constant")])
+    # alpha has one value per channel
+    s = dyt_alpha(m, "f3", x, [3, 5, 7, 9], alpha_shape=(1, 1, 4))
+    m.output(s["table"])
+    m.site("f3", "DyT alpha with a per-channel (non-scalar) alpha", [(ALPHA, False, "not_scalar")])
+    # per-channel activation RESCALE
+    s = dyt_alpha(m, "f4", x, 64, per_channel_act=True)
+    m.output(s["table"])
+    m.site("f4", "DyT alpha with a per-channel activation RESCALE",
+           [(ALPHA, False, "unsupported_rescale")])
+    # a layout view (reshape) on the activation side
+    v = m.reshape("f5_view", x, (256, 4))
+    s = dyt_alpha(m, "f5", v, 64)
+    m.output(s["table"])
+    m.site("f5", "DyT alpha with the activation seen through a reshape into its RESCALE",
+           [(ALPHA, False, "layout_view")])
+    # the constant operand of the MUL is not RESCALEd
+    r = m.rescale("f6_act", x, "i32", scales=[1.0], input_zp=-3)
+    c = m.const("f6_k", (1, 1, 1), "i32", [77])
+    p = m.mul("f6_mul", r, c, 0)
+    o = m.rescale("f6_to_tanh", p, "i8", scales=[0.0166], output_zp=2)
+    t = m.table("f6_tanh", o, tanh_table(0.03, 2, 1 / 128, 0))
+    m.output(t)
+    m.site("f6", "TABLE(RESCALE(MUL(RESCALE(x), constant))): the constant has no RESCALE",
+           [(ALPHA, False, "unsupported")])
+    # a rescale pair whose naive merge (scale 0.5 * 2 = 1) differs: 2 * round(x / 2) != x
+    r1 = m.rescale("f7_half", x, "i8", scales=[0.5], input_zp=0)
+    r2 = m.rescale("f7_double", r1, "i8", scales=[2.0])
+    m.output(r2)
+    m.site("f7", "RESCALE 0.5 then RESCALE 2: the naive merge (scale 1) differs", [])
+    # TABLE -> TABLE whose intermediate has a second reader
+    t1 = m.table("f8_t1", x, [clip(c * 2, -128, 127) for c in range(-128, 128)])
+    t2 = m.table("f8_t2", t1, tanh_table(0.02, 0, 1 / 128, 0))
+    m.output(t2)
+    m.output(t1)
+    m.site("f8", "TABLE -> TABLE whose first TABLE is also a function result", [])
+    return m
+
+
+def module_rescale_pairs():
+    """Attention-scale rescale pairs: RESCALE -> RESCALE, also through a MUL by a constant."""
+    m = Module("rescale_pairs", (1, 256, 4))
+    x = m.x
+    # x4 exactly, then the attention scale: the pair equals one RESCALE
+    r1 = m.rescale("c0_up", x, "i32", scales=[4.0], input_zp=5)
+    r2 = m.rescale("c0_scale", r1, "i8", scales=[0.0371], output_zp=-2)
+    m.output(r2)
+    m.site("c0", "RESCALE x4 (exact) then the attention scale 0.0371", [])
+    # per channel on both ends
+    r1 = m.rescale("c1_up", x, "i32", scales=[1.0, 2.0, 4.0, 8.0], input_zp=0)
+    r2 = m.rescale("c1_scale", r1, "i8", scales=[0.1, 0.05, 0.025, 0.0125], output_zp=3)
+    m.output(r2)
+    m.site("c1", "per-channel RESCALE pair", [])
+    # through a MUL by a per-channel constant
+    r1 = m.rescale("c2_up", x, "i32", scales=[1.0], input_zp=-1)
+    k = m.const("c2_k", (1, 1, 4), "i32", [3, 5, 7, 11])
+    p = m.mul("c2_mul", r1, k, 0)
+    r2 = m.rescale("c2_scale", p, "i8", scales=[0.2, 0.12, 0.08, 0.05], double_round=True)
+    m.output(r2)
+    m.site("c2", "RESCALE -> MUL(per-channel constant) -> per-channel RESCALE", [])
+    # int32 in the middle, 1/sqrt(64) attention scale with double rounding, int8 -> int8 -> int8
+    r1 = m.rescale("c3_q", x, "i8", scales=[0.7], input_zp=4, output_zp=-6)
+    r2 = m.rescale("c3_scale", r1, "i8", scales=[0.125], input_zp=-6, output_zp=1)
+    m.output(r2)
+    m.site("c3", "int8 RESCALE pair with zero points on both sides", [])
+    return m
+
+
+def module_chains():
+    """Elementwise int8 chains: RESCALE, MUL/ADD/SUB by constants, CLAMP, TABLE, CAST."""
+    m = Module("chains", (1, 256, 4))
+    x = m.x
+    # wrapping MUL: (x + 5) * 40000000 leaves int32 for |x + 5| > 53
+    r = m.rescale("d0_in", x, "i32", scales=[1.0], input_zp=-5)
+    k = m.const("d0_k", (1, 1, 1), "i32", [40000000])
+    p = m.mul("d0_mul", r, k, 0)
+    o = m.rescale("d0_out", p, "i8", scales=[2.0 ** -27], double_round=True)
+    m.output(o)
+    m.site("d0", "RESCALE -> wrapping MUL by a constant -> double-round RESCALE", [])
+    # ADD, SUB, CLAMP, per-channel RESCALE, TABLE
+    r = m.rescale("d1_in", x, "i32", scales=[16.0], input_zp=3)
+    a = m.add("d1_add", r, m.const("d1_kadd", (1, 1, 4), "i32", [100, -200, 300, 0]))
+    s = m.sub("d1_sub", a, m.const("d1_ksub", (1, 1, 1), "i32", [-50]))
+    c = m.clamp("d1_clamp", s, -1500, 1700)
+    o = m.rescale("d1_out", c, "i8", scales=[0.07, 0.06, 0.05, 0.09], output_zp=-9)
+    t = m.table("d1_table", o, [clip(round(100 * math.sin(i / 20.0)), -128, 127)
+                                for i in range(256)])
+    m.output(t)
+    m.site("d1", "RESCALE -> ADD -> SUB -> CLAMP -> per-channel RESCALE -> TABLE", [])
+    # saturation, int8 CLAMP, CAST i8 -> i32 -> MUL (shift) -> RESCALE
+    r = m.rescale("d2_sat", x, "i8", scales=[3.7], input_zp=2, output_zp=1)
+    c = m.clamp("d2_clamp", r, -100, 90)
+    w = m.cast("d2_cast", c, "i32")
+    p = m.mul("d2_mul", w, m.const("d2_k", (1, 1, 1), "i32", [1000]), 3)
+    o = m.rescale("d2_out", p, "i8", scales=[0.01])
+    m.output(o)
+    m.site("d2", "saturating RESCALE -> CLAMP -> CAST -> MUL shift 3 -> RESCALE", [])
+    # 16-bit multiplier RESCALE, then a TABLE, then a CAST to int32 as the output
+    r = m.rescale("d3_r16", x, "i8", scales=[0.61], scale32=False, input_zp=-20, output_zp=7)
+    t = m.table("d3_table", r, [clip(127 - i, -128, 127) for i in range(256)])
+    w = m.cast("d3_cast", t, "i32")
+    m.output(w)
+    m.site("d3", "scale32 = false RESCALE -> TABLE -> CAST to int32", [])
+    return m
+
+
+def module_table_chains():
+    m = Module("table_chains", (1, 256, 4))
+    x = m.x
+    t1 = m.table("e0_t1", x, [clip(round(1.5 * (c - 4)), -128, 127) for c in range(-128, 128)])
+    t2 = m.table("e0_t2", t1, tanh_table(0.025, 0, 1 / 128, -2))
+    m.output(t2)
+    m.site("e0", "TABLE -> TABLE", [])
+    t1 = m.table("e1_t1", x, tanh_table(0.04, 1, 1 / 127, 0))
+    t2 = m.table("e1_t2", t1, [clip(-c, -128, 127) for c in range(-128, 128)])
+    t3 = m.table("e1_t3", t2, [clip(c // 3 + 9, -128, 127) for c in range(-128, 128)])
+    m.output(t3)
+    m.site("e1", "TABLE -> TABLE -> TABLE", [])
+    return m
+
+
+def module_bench(n, rng):
+    """N DyT transformer-like blocks: DyT (alpha, tanh, gamma, beta) -> 1x1 conv -> RESCALE."""
+    m = Module("bench", (1, 16, 16, 8))
+    h = m.x
+    ch = 8
+    for b in range(n):
+        sid = "blk%d" % b
+        s = dyt_alpha(m, sid, h, 64 + b % 40, act=dict(scales=[20.0], input_zp=0),
+                      out=dict(scales=[0.0009], output_zp=0), tanh=(0.03, 0, 1 / 128, 0))
+        t = s["table"]
+        r_ta = m.rescale(sid + "_t32", t, "i32", scales=[1.0])
+        g = m.const(sid + "_gamma", (1, 1, 1, ch), "i8", [rng.randint(1, 3) for _ in range(ch)])
+        r_g = m.rescale(sid + "_g32", g, "i32", scales=[1.0])
+        prod = m.mul(sid + "_gmul", r_ta, r_g, 0)
+        r_go = m.rescale(sid + "_scaled", prod, "i8", scales=[1.0])
+        r_aa = m.rescale(sid + "_s32", r_go, "i32", scales=[1.0])
+        bt = m.const(sid + "_beta", (1, 1, 1, ch), "i8", [rng.randint(-5, 5) for _ in range(ch)])
+        r_b = m.rescale(sid + "_b32", bt, "i32", scales=[1.0])
+        sm = m.add(sid + "_add", r_aa, r_b)
+        r_ao = m.rescale(sid + "_sum", sm, "i8", scales=[1.0])
+        w = m.const(sid + "_w", (ch, 1, 1, ch), "i8", [rng.randint(-8, 8) for _ in range(ch * ch)])
+        bb = m.const(sid + "_bias", (ch,), "i32", [rng.randint(-100, 100) for _ in range(ch)])
+        conv = m.conv2d(sid + "_conv", r_ao, w, bb, [0, 0, 0, 0], 0, 0)
+        h = m.rescale(sid + "_next", conv, "i8", scales=[0.01])
+    m.output(h)
+    return m
+
+
+def main(argv):
+    rng = random.Random(20261201)
+    if len(argv) >= 2 and argv[1] == "--bench":
+        if len(argv) != 4:
+            print("usage: make_modules.py --bench N OUT.mlir", file=sys.stderr)
+            return 2
+        m = module_bench(int(argv[2]), rng)
+        with open(argv[3], "w") as f:
+            f.write(m.text())
+        return 0
+    outdir = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                        "modules")
+    os.makedirs(outdir, exist_ok=True)
+    modules = [module_dyt_alpha(), module_dyt_affine(rng), module_rescale_pairs(),
+               module_chains(), module_table_chains(), module_refusals()]
+    manifest = {
+        "comment": "Generated by tests/tosa/make_modules.py. Per module: the sites and what "
+                   "qfold-tosa-opt must report for each (expect: a list of {pass, folded, reason}; "
+                   "empty: no pass matches the site, so the tool neither reports nor changes it). "
+                   "A report site belongs to site S when one of its node names contains 'S_'. "
+                   "unchanged: every site refused or unmatched, so the tool's output must print "
+                   "(mlir-opt-16 --mlir-print-op-generic) exactly as the original does.",
+        "modules": [],
+    }
+    for m in modules:
+        with open(os.path.join(outdir, m.name + ".mlir"), "w") as f:
+            f.write(m.text())
+        with open(os.path.join(outdir, m.name + ".expected"), "w") as f:
+            f.write(m.expected())
+        unchanged = all(not any(e["folded"] for e in s["expect"]) for s in m.sites)
+        entry = {"module": m.name + ".mlir", "expected": m.name + ".expected",
+                 "unchanged": unchanged, "sites": m.sites}
+        if m.tamper:
+            entry["tamper"] = m.tamper
+        manifest["modules"].append(entry)
+    with open(os.path.join(outdir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
