@@ -162,14 +162,18 @@ inline std::size_t varint_size(std::uint64_t v) noexcept {
 }
 
 // One field: its number, wire type, the bytes of its tag and length (`head`), and for a
-// length-delimited field its payload. False on bytes protobuf would not parse as such (or a
-// group, which ONNX never uses): the caller then does without splicing.
+// length-delimited field its payload. A group (wire types 3 and 4: ONNX has none, but protobuf
+// keeps one in a message's unknown fields and writes it back) is one field from its start tag to
+// its end tag. False on bytes protobuf would not parse as such: the caller then does without
+// splicing.
 struct field {
   std::uint32_t number = 0;
   int type = 0;
   std::string_view head, payload, whole;
 };
-inline bool next_field(const char*& p, const char* end, field& f) noexcept {
+// Protobuf's default recursion limit: deeper groups do not parse.
+inline constexpr int max_group_depth = 100;
+inline bool next_field(const char*& p, const char* end, field& f, int depth = 0) noexcept {
   const char* start = p;
   std::uint64_t tag = 0;
   if (!read_varint(p, end, tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff) return false;
@@ -179,16 +183,12 @@ inline bool next_field(const char*& p, const char* end, field& f) noexcept {
   switch (f.type) {
     case 0:
       if (!read_varint(p, end, v)) return false;
-      f.head = {start, static_cast<std::size_t>(p - start)};
-      f.payload = {};
       break;
     case 1:
     case 5: {
       const std::size_t n = f.type == 1 ? 8 : 4;
       if (static_cast<std::size_t>(end - p) < n) return false;
       p += n;
-      f.head = {start, static_cast<std::size_t>(p - start)};
-      f.payload = {};
       break;
     }
     case 2: {
@@ -196,12 +196,29 @@ inline bool next_field(const char*& p, const char* end, field& f) noexcept {
       f.head = {start, static_cast<std::size_t>(p - start)};
       f.payload = {p, static_cast<std::size_t>(v)};
       p += v;
+      f.whole = {start, static_cast<std::size_t>(p - start)};
+      return true;
+    }
+    case 3: {  // fields up to the end tag of the same number
+      if (depth >= max_group_depth) return false;
+      for (field inner;;) {
+        if (p >= end || !next_field(p, end, inner, depth + 1)) return false;
+        if (inner.type == 4) {
+          if (inner.number != f.number) return false;
+          break;
+        }
+      }
       break;
     }
+    case 4:  // an end tag: only inside a group (the loop above consumes it)
+      if (depth == 0) return false;
+      break;
     default:
       return false;
   }
-  f.whole = {start, static_cast<std::size_t>(p - start)};
+  f.head = {start, static_cast<std::size_t>(p - start)};
+  f.payload = {};
+  f.whole = f.head;
   return true;
 }
 
