@@ -28,8 +28,10 @@
 #include <qfold/graph/batch_norm_pass.hpp>
 #include <qfold/graph/dyt_affine_pass.hpp>
 #include <qfold/graph/dyt_alpha_pass.hpp>
+#include <qfold/graph/passes.hpp>
 #include <qfold/graph/pattern.hpp>
 #include <qfold/graph/pipeline.hpp>
+#include <qfold/graph/read.hpp>
 #include <qfold/graph/report.hpp>
 #include <qfold/graph/scale_into_quantize_pass.hpp>
 #include <qfold/graph/standard_pipeline.hpp>

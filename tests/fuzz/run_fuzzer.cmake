@@ -1,5 +1,6 @@
 # Runs one libFuzzer target for SECONDS on a scratch copy of its seed corpus (cmake -P).
 # Variables: FUZZER, SEEDS, WORK, SECONDS. A crash, leak, sanitizer report or timeout fails it.
+# A fixed seed: a finding in CI replays with the same binary (longer campaigns use random seeds).
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}/corpus" "${WORK}/artifacts")
 if(EXISTS "${SEEDS}")
@@ -9,7 +10,7 @@ if(EXISTS "${SEEDS}")
   endif()
 endif()
 execute_process(
-  COMMAND "${FUZZER}" -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2048
+  COMMAND "${FUZZER}" -seed=1 -max_total_time=${SECONDS} -timeout=10 -rss_limit_mb=2048
           -print_final_stats=1 -artifact_prefix=${WORK}/artifacts/ "${WORK}/corpus"
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)

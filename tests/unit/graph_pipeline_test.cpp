@@ -29,9 +29,6 @@ pipeline::pass marker(std::string_view name, std::vector<std::string>* log = nul
 pipeline::pass batch_norm_pass() {
   return [](tiny::graph& g) { return qfold::fold_batch_norms(g); };
 }
-std::vector<std::string> strings(const std::vector<std::string_view>& v) {
-  return {v.begin(), v.end()};
-}
 
 // Two conv + batch-norm sites: "bn_ok" folds, "bn_train" (training mode) is refused.
 tiny::graph two_sites() {
@@ -56,14 +53,14 @@ TEST_CASE("pipeline: add, insert before / after a named pass, names in order",
   pipeline p;
   CHECK(p.names().empty());
   p.add(std::string(qfold::batch_norm_pass_name), batch_norm_pass()).add("last", marker("last"));
-  CHECK(strings(p.names()) == std::vector<std::string>{"fold_batch_norm", "last"});
+  CHECK(p.names() == std::vector<std::string>{"fold_batch_norm", "last"});
 
   CHECK(p.insert_before(qfold::batch_norm_pass_name, "first", marker("first")));
   CHECK(p.insert_after(qfold::batch_norm_pass_name, "after_bn", marker("after_bn")));
   CHECK(p.insert_before("last", "before_last", marker("before_last")));
   CHECK(p.insert_after("last", "very_last", marker("very_last")));
-  CHECK(strings(p.names()) == std::vector<std::string>{"first", "fold_batch_norm", "after_bn",
-                                                       "before_last", "last", "very_last"});
+  CHECK(p.names() == std::vector<std::string>{"first", "fold_batch_norm", "after_bn", "before_last",
+                                              "last", "very_last"});
 
   // An unknown anchor inserts nothing.
   CHECK_FALSE(p.insert_before("no_such_pass", "x", marker("x")));

@@ -450,9 +450,16 @@ TEST_CASE("scale into quantize pass: every guard refuses and leaves the graph as
 
 TEST_CASE("standard pipeline: the passes the adapter supports, by name", "[graph]") {
   const auto p = qfold::standard_pipeline<tiny::graph>();
-  CHECK(p.names() == std::vector<std::string_view>{
-                         qfold::batch_norm_pass_name, qfold::scale_into_quantize_pass_name,
-                         qfold::dyt_alpha_pass_name, qfold::dyt_affine_pass_name});
+  CHECK(p.names() == std::vector<std::string>{"fold_batch_norm", "fold_scale_into_quantize",
+                                              "fold_dyt_alpha", "fold_dyt_affine"});
+  // The names outlive the pipeline (they were views into it: a use after free under ASan).
+  std::vector<std::string> copied;
+  for (auto n : qfold::standard_pipeline<tiny::graph>().names()) copied.push_back(n);
+  CHECK(copied == p.names());
+  CHECK(p.contains("fold_dyt_alpha"));
+  CHECK_FALSE(p.contains("fold_dyt"));
+  const std::vector<std::string_view> wanted{"fold_dyt_affine", "no_such_pass", "fold_batch_norm"};
+  CHECK(p.only(wanted).names() == std::vector<std::string>{"fold_batch_norm", "fold_dyt_affine"});
 }
 
 }  // namespace

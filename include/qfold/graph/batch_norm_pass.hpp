@@ -31,11 +31,28 @@ struct batch_norm_plan {
   Id batch_norm, producer;
   std::vector<Id> old_constants;  // may be left without users
 };
-// The folded values of one site (reused from site to site).
+// The folded values of one site (reused from site to site), and the neutral gamma / beta of a
+// batch norm without them.
 struct batch_norm_fold {
-  std::vector<float> weights, bias;
+  std::vector<float> weights, bias, ones, zeros;
   std::vector<std::int64_t> weight_shape;
 };
+
+// A batch norm's operands by role: batch_norm_operands(g, n) if the adapter has that point, else
+// operands(g, n) in ONNX order; nullopt when they are not five.
+template <class G>
+[[nodiscard]] constexpr std::optional<batch_norm_operands<node_id_t<G>>> batch_norm_roles(
+    const G& g, node_id_t<G> bn) {
+  if constexpr (calls_batch_norm_operands<G>) {
+    return ir_traits<G>::batch_norm_operands(g, bn);
+  } else {
+    const auto ops = ir_traits<G>::operands(g, bn);
+    if (std::ranges::size(ops) != 5) return std::nullopt;
+    auto it = std::ranges::begin(ops);
+    const auto input = *it, gamma = *++it, beta = *++it, mean = *++it, var = *++it;
+    return batch_norm_operands<node_id_t<G>>{input, gamma, beta, mean, var};
+  }
+}
 
 template <class G>
 constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
@@ -43,27 +60,34 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
                                                    batch_norm_plan<node_id_t<G>>& plan,
                                                    batch_norm_fold& out) {
   using T = ir_traits<G>;
-  const auto ops = T::operands(g, bn);
+  const auto roles = batch_norm_roles(g, bn);
   const auto pops = T::operands(g, producer);
-  if (std::ranges::size(ops) != 5)
-    return rejection{reason::unsupported, "batch norm without its four parameters"};
+  if (!roles) return rejection{reason::unsupported, "batch norm without its four parameters"};
   const batch_norm_attributes attrs = T::batch_norm_attributes(g, bn);
   if (attrs.training) return rejection{reason::training_mode, "batch norm in training mode"};
   if (T::use_count(g, producer) != 1)
     return rejection{reason::shared_output, "the convolution's output has another consumer"};
   if (std::ranges::size(pops) < 2)
     return rejection{reason::unsupported, "producer without a weight operand"};
-  auto it = std::ranges::begin(ops);
-  const auto gamma_id = *++it, beta_id = *++it, mean_id = *++it, var_id = *++it;
   auto pit = std::ranges::begin(pops);
   const auto weight_id = *++pit;
   const auto weight = T::constant(g, weight_id);
-  const auto gamma = T::constant(g, gamma_id), beta = T::constant(g, beta_id);
-  const auto mean = T::constant(g, mean_id), var = T::constant(g, var_id);
-  if (!weight || !gamma || !beta || !mean || !var)
+  const auto mean = T::constant(g, roles->mean), var = T::constant(g, roles->variance);
+  const auto gamma = roles->gamma ? T::constant(g, *roles->gamma) : std::nullopt;
+  const auto beta = roles->beta ? T::constant(g, *roles->beta) : std::nullopt;
+  if (!weight || !mean || !var || (roles->gamma && !gamma) || (roles->beta && !beta))
     return rejection{reason::not_constant, "a weight or batch-norm parameter is not a constant"};
+  plan.old_constants = {weight_id};
+  if (roles->gamma) plan.old_constants.push_back(*roles->gamma);
+  if (roles->beta) plan.old_constants.push_back(*roles->beta);
+  plan.old_constants.push_back(roles->mean);
+  plan.old_constants.push_back(roles->variance);
+  // An absent gamma or beta is its neutral value, one per channel (the statistics say how many).
+  if (!gamma) out.ones.assign(mean->data.size(), 1.0f);
+  if (!beta) out.zeros.assign(mean->data.size(), 0.0f);
+  const std::span<const float> gamma_data = gamma ? gamma->data : std::span<const float>(out.ones);
+  const std::span<const float> beta_data = beta ? beta->data : std::span<const float>(out.zeros);
   std::optional<tensor_view<float>> bias;
-  plan.old_constants = {weight_id, gamma_id, beta_id, mean_id, var_id};
   if (std::ranges::size(pops) > 2) {
     const auto bias_id = *++pit;
     bias = T::constant(g, bias_id);
@@ -86,7 +110,7 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
       T::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
   const weights_view<float> w{weight->data, weight->shape, conv.layout, conv.groups, kind};
   const batch_norm_params<float> params{
-      mean->data, var->data, gamma->data, beta->data, static_cast<float>(attrs.epsilon), false};
+      mean->data, var->data, gamma_data, beta_data, static_cast<float>(attrs.epsilon), false};
   return fold_batch_norm(w, bias ? bias->data : std::span<const float>{}, params,
                          std::span<float>(out.weights), std::span<float>(out.bias));
 }
@@ -101,11 +125,13 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
   detail::batch_norm_fold fold;
   const auto match = [&](const G& cg, id n) -> std::optional<site_candidate<id, plan_t>> {
     if (T::kind(cg, n) != op_kind::batch_norm) return std::nullopt;
-    const auto ops = T::operands(cg, n);
-    if (std::ranges::empty(ops))  // a malformed node: reported, never dereferenced
+    const auto roles = detail::batch_norm_roles(cg, n);
+    if (!roles)  // a malformed node: reported, never dereferenced
       return site_candidate<id, plan_t>{
-          {n}, rejection{reason::unsupported, "batch norm without an input"}, {n, n, {}}};
-    const id producer = *std::ranges::begin(ops);
+          {n},
+          rejection{reason::unsupported, "batch norm without its four parameters"},
+          {n, n, {}}};
+    const id producer = roles->input;
     site_candidate<id, plan_t> c{{producer, n}, std::nullopt, {n, producer, {}}};
     const op_kind pk = T::kind(cg, producer);
     if (pk != op_kind::convolution && pk != op_kind::linear)

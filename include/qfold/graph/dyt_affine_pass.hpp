@@ -14,6 +14,7 @@
 #include "qfold/fold/dyt_affine.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/graph/pattern.hpp"
+#include "qfold/graph/read.hpp"
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/traits.hpp"
 #include "qfold/graph/two_phase.hpp"
@@ -88,8 +89,8 @@ template <class G>
   if (T::kind(g, plan.table) != op_kind::table)
     return rejection{reason::unsupported, "the MUL's activation is not a TABLE"};
 
-  const auto gamma = T::int_constant(g, gamma_side.source.source);
-  const auto beta = T::int_constant(g, beta_side.source.source);
+  const auto gamma = read_int_constant(g, gamma_side.source.source);
+  const auto beta = read_int_constant(g, beta_side.source.source);
   if (!gamma || !beta)  // the adapter said otherwise a moment ago: not trusted either way
     return rejection{reason::not_constant, "gamma or beta is not an integer constant"};
   // Gamma and beta broadcast along one axis, which the views carry to the conv's channel axis.
@@ -112,26 +113,30 @@ template <class G>
   if (attrs.transposed) return rejection{reason::unsupported, "a transposed convolution"};
   const auto qconv = T::quantized_conv(g, plan.conv);
   const auto weight_id = operand(g, plan.conv, 1);
-  const auto weights = weight_id ? T::int_constant(g, *weight_id) : std::nullopt;
+  const auto weights = weight_id ? read_int_constant(g, *weight_id) : std::nullopt;
   const auto bias_id = operand(g, plan.conv, 2);
-  const auto bias = bias_id ? T::int_constant(g, *bias_id) : std::nullopt;
+  const auto bias = bias_id ? read_int_constant(g, *bias_id) : std::nullopt;
   if (!qconv || !weights || (bias_id && !bias))
     return rejection{reason::not_constant, "the conv's weights or bias are not integer constants"};
 
-  const auto table_values = T::table_values(g, plan.table);
+  const auto table_values = read_table8(g, plan.table);
+  if (!table_values)
+    return rejection{reason::invalid_shape, "the TABLE does not have 256 int8 entries"};
+  rescale_values table_r, gamma_r, product_r, scaled_r, beta_r, sum_r;
+  read_rescale(g, table_side.rescale, table_r);
+  read_rescale(g, gamma_side.rescale, gamma_r);
+  read_rescale(g, plan.product_rescale, product_r);
+  read_rescale(g, plan.scaled_rescale, scaled_r);
+  read_rescale(g, beta_side.rescale, beta_r);
+  read_rescale(g, plan.sum_rescale, sum_r);
   const auto table_q = T::qparams(g, plan.table);
-  const dyt_affine_site site{table_values,
-                             table_q ? std::int64_t{table_q->zero_point}
-                                     : T::rescale(g, table_side.rescale).attributes.input_zp,
-                             T::rescale(g, table_side.rescale),
-                             T::rescale(g, gamma_side.rescale),
-                             gamma->data,
-                             T::mul_shift(g, *mul),
-                             T::rescale(g, plan.product_rescale),
-                             T::rescale(g, plan.scaled_rescale),
-                             T::rescale(g, beta_side.rescale),
-                             beta->data,
-                             T::rescale(g, plan.sum_rescale)};
+  const dyt_affine_site site{
+      *table_values, table_q ? std::int64_t{table_q->zero_point} : table_r.attributes.input_zp,
+      table_r,       gamma_r,
+      gamma->data,   T::mul_shift(g, *mul),
+      product_r,     scaled_r,
+      beta_r,        beta->data,
+      sum_r};
   const dyt_affine_conv conv{weights->data,
                              weights->shape,
                              attrs.layout,

@@ -15,6 +15,7 @@
 #include "qfold/fold/dyt_alpha.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/graph/pattern.hpp"
+#include "qfold/graph/read.hpp"
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/traits.hpp"
 #include "qfold/graph/two_phase.hpp"
@@ -50,18 +51,29 @@ template <class G>
     return r;
   const auto& alpha_side = sides.constant;
   const auto& act_side = sides.activation;
-  const auto alpha = T::int_constant(g, alpha_side.source.source);
+  const auto alpha = read_int_constant(g, alpha_side.source.source);
   if (!alpha)  // split_rescaled saw a constant: an adapter whose answers change is not trusted
     return rejection{reason::not_constant, "alpha is not a constant"};
   if (alpha->data.size() != 1) return rejection{reason::not_scalar, "alpha is not a scalar"};
+  const auto tanh_table = read_table8(g, table);
+  if (!tanh_table)
+    return rejection{reason::invalid_shape, "the TABLE does not have 256 int8 entries"};
 
   const node_id_t<G> act_rescale = act_side.rescale;
   const node_id_t<G> alpha_rescale = alpha_side.rescale;
   plan.activation = act_side.source.source;
-  const dyt_alpha_site site{codes_of(g, plan.activation), T::rescale(g, act_rescale),
-                            T::rescale(g, alpha_rescale), alpha->data[0],
-                            T::mul_shift(g, mul),         T::rescale(g, out_rescale),
-                            codes_of(g, out_rescale),     T::table_values(g, table)};
+  rescale_values act_r, alpha_r, out_r;
+  read_rescale(g, act_rescale, act_r);
+  read_rescale(g, alpha_rescale, alpha_r);
+  read_rescale(g, out_rescale, out_r);
+  const dyt_alpha_site site{codes_of(g, plan.activation),
+                            act_r,
+                            alpha_r,
+                            alpha->data[0],
+                            T::mul_shift(g, mul),
+                            out_r,
+                            codes_of(g, out_rescale),
+                            *tanh_table};
   const auto act_q = T::qparams(g, plan.activation);
   const auto tanh_q = T::qparams(g, out_rescale);
   if (act_q && tanh_q) {
@@ -86,7 +98,7 @@ constexpr report<node_id_t<G>> fold_dyt_alphas(G& g) {
   const auto match = [](const G& cg, id table) -> std::optional<site_candidate<id, plan_t>> {
     if (T::kind(cg, table) != op_kind::table) return std::nullopt;
     // A site: TABLE <- RESCALE <- MUL. Anything else is not this pattern and not reported.
-    const auto out_rescale = detail::only_operand(cg, table);
+    const auto out_rescale = detail::table_input(cg, table);
     if (!out_rescale || T::kind(cg, *out_rescale) != op_kind::rescale) return std::nullopt;
     const auto mul = detail::only_operand(cg, *out_rescale);
     if (!mul || T::kind(cg, *mul) != op_kind::mul) return std::nullopt;

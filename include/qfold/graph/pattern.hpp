@@ -86,8 +86,8 @@ template <class G>
     return rejection{reason::unsupported, "a MUL or ADD without two operands"};
   const auto r0 = rescaled(g, op, 0), r1 = rescaled(g, op, 1);
   if (!r0 || !r1) return rejection{reason::unsupported, "a MUL or ADD operand is not a RESCALE"};
-  const bool c0 = T::int_constant(g, r0->source.source).has_value();
-  const bool c1 = T::int_constant(g, r1->source.source).has_value();
+  const bool c0 = ir_traits<G>::int_constant(g, r0->source.source).has_value();
+  const bool c1 = ir_traits<G>::int_constant(g, r1->source.source).has_value();
   if (c0 == c1)
     return c0 ? rejection{reason::unsupported, "both operands of a MUL or ADD are constants"}
               : rejection{reason::not_constant, what.not_constant};

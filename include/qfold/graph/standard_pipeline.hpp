@@ -2,31 +2,29 @@
 // enable each other: batch norm, scale into quantize, DyT alpha, DyT affine.
 #pragma once
 
-#include <string>
-
-#include "qfold/graph/batch_norm_pass.hpp"
-#include "qfold/graph/dyt_affine_pass.hpp"
-#include "qfold/graph/dyt_alpha_pass.hpp"
+#include "qfold/graph/passes.hpp"
 #include "qfold/graph/pipeline.hpp"
-#include "qfold/graph/scale_into_quantize_pass.hpp"
 #include "qfold/graph/traits.hpp"
 
 namespace qfold {
 
+namespace detail {
+template <class G, class P>
+constexpr void add_if_supported(pipeline<G>& p, const P& pass) {
+  if constexpr (P::template supports<G>) p.add(pass);
+}
+}  // namespace detail
+
 // Passes whose capability concept G does not model are left out (a float-only adapter gets
-// batch-norm folding alone); insert_before / insert_after place a compiler's own passes by name.
+// batch-norm folding alone; pipeline::add(qfold::passes::x) instead says at compile time what a
+// pass lacks); insert_before / insert_after place a compiler's own passes by name.
 template <class G>
 pipeline<G> standard_pipeline(scale_into_quantize_options scale_options = {}) {
   pipeline<G> p;
-  if constexpr (batch_norm_foldable_graph<G>)
-    p.add(std::string(batch_norm_pass_name), [](G& g) { return fold_batch_norms(g); });
-  if constexpr (quantize_foldable_graph<G>)
-    p.add(std::string(scale_into_quantize_pass_name),
-          [scale_options](G& g) { return fold_scales_into_quantize(g, scale_options); });
-  if constexpr (quantized_graph<G>) {
-    p.add(std::string(dyt_alpha_pass_name), [](G& g) { return fold_dyt_alphas(g); });
-    p.add(std::string(dyt_affine_pass_name), [](G& g) { return fold_dyt_affines(g); });
-  }
+  detail::add_if_supported(p, passes::batch_norm);
+  detail::add_if_supported(p, passes::scale_into_quantize_t{scale_options});
+  detail::add_if_supported(p, passes::dyt_alpha);
+  detail::add_if_supported(p, passes::dyt_affine);
   return p;
 }
 

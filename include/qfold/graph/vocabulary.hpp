@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -28,14 +30,19 @@ enum class op_kind : std::uint8_t {
   quantize,     // float -> code with the node's qparams
   dequantize,   // code -> float with the node's qparams
   view,         // layout only (reshape, permute, slice, identity)
+  sub,          // elementwise a - b (integer: int32, overflow is an error)
+  clamp,        // integer clamp to [min, max] (clamp_attributes): operand: input
+  cast,         // integer element type conversion (element_type of input and output): input
   other,        // anything else: never looked through
 };
 
 [[nodiscard]] constexpr std::string_view to_string(op_kind k) noexcept {
   constexpr std::string_view names[] = {
-      "constant", "input", "convolution", "linear",   "batch_norm", "rescale", "table",
-      "mul",      "add",   "div",         "quantize", "dequantize", "view",    "other"};
-  return names[static_cast<std::size_t>(k)];
+      "constant", "input", "convolution", "linear", "batch_norm", "rescale",
+      "table",    "mul",   "add",         "div",    "quantize",   "dequantize",
+      "view",     "sub",   "clamp",       "cast",   "other"};
+  const auto i = static_cast<std::size_t>(k);  // an adapter may return a value outside the enum
+  return i < std::size(names) ? names[i] : std::string_view("unknown");
 }
 
 // A constant tensor seen through the adapter (row-major, `shape` in the tensor's own order).
@@ -64,6 +71,21 @@ struct quantized_conv_attributes {
 struct batch_norm_attributes {
   double epsilon = 1e-5;
   bool training = false;
+};
+
+// A batch norm's parameters by role, for IRs whose batch norm may lack gamma or beta (the
+// optional point batch_norm_operands): an absent gamma is all ones, an absent beta all zeros.
+// Without that point, operands(g, n) is read in ONNX order: input, gamma, beta, mean, variance.
+template <class Id>
+struct batch_norm_operands {
+  Id input;
+  std::optional<Id> gamma, beta;
+  Id mean, variance;
+};
+
+// An integer CLAMP's bounds (inclusive).
+struct clamp_attributes {
+  std::int64_t min = 0, max = 0;
 };
 
 }  // namespace qfold

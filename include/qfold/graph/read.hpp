@@ -1,0 +1,173 @@
+// Reading values an adapter hands over in its IR's own form (int8 weights in the IR's buffer,
+// multipliers and shifts as two arrays, a table as an operand) into the plain spans the fold
+// layer takes. Storage the adapter owns is aliased where it already has qfold's form (int64
+// values, scale_factor pairs); anything else is copied, checked, into the reader's own buffer,
+// so no adapter needs a cache that outlives its call.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ranges>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "qfold/arith/apply_scale.hpp"
+#include "qfold/arith/rescale.hpp"
+#include "qfold/graph/pattern.hpp"
+#include "qfold/graph/traits.hpp"
+#include "qfold/graph/vocabulary.hpp"
+
+namespace qfold::detail {
+
+// A range's integers as int64, aliased when the range is contiguous int64 storage; false when an
+// element does not fit (a uint64 above INT64_MAX).
+template <class R>
+constexpr bool read_integers(const R& r, std::vector<std::int64_t>& owned,
+                             std::span<const std::int64_t>& out) {
+  using V = std::ranges::range_value_t<R>;
+  if constexpr (std::ranges::contiguous_range<R> && std::same_as<V, std::int64_t>) {
+    out = std::span<const std::int64_t>(std::ranges::data(r), std::ranges::size(r));
+  } else {
+    owned.clear();
+    owned.reserve(std::ranges::size(r));
+    for (const auto v : r) {
+      if (!std::in_range<std::int64_t>(v)) return false;
+      owned.push_back(static_cast<std::int64_t>(v));
+    }
+    out = owned;
+  }
+  return true;
+}
+
+// An integer constant read through int_constant. Not copyable (`data` and `shape` may point
+// into the object's own buffers); valid until the graph changes.
+struct int_values {
+  std::vector<std::int64_t> owned_data, owned_shape;
+  std::span<const std::int64_t> data, shape;
+
+  int_values() = default;
+  int_values(const int_values&) = delete;  // a copy's spans would point into the original
+  int_values& operator=(const int_values&) = delete;
+  int_values(int_values&&) noexcept = default;  // a moved vector keeps its buffer
+  int_values& operator=(int_values&&) noexcept = default;
+};
+
+// n's values, or nullopt when n is not an integer constant or a value does not fit int64.
+template <class G>
+[[nodiscard]] constexpr std::optional<int_values> read_int_constant(const G& g, node_id_t<G> n) {
+  const auto c = ir_traits<G>::int_constant(g, n);
+  if (!c) return std::nullopt;
+  std::optional<int_values> r(std::in_place);
+  if (!read_integers(c->data, r->owned_data, r->data) ||
+      !read_integers(c->shape, r->owned_shape, r->shape))
+    return std::nullopt;
+  return r;
+}
+
+template <class G>
+[[nodiscard]] constexpr bool is_int_constant(const G& g, node_id_t<G> n) {
+  return ir_traits<G>::int_constant(g, n).has_value();
+}
+
+// A RESCALE read through rescale(g, n): the attributes and one scale_factor per channel. A
+// malformed one (multiplier and shift counts that differ, values outside int32) reads as no
+// scales at all, which every fold refuses (validate: the scale count).
+struct rescale_values {
+  rescale_attributes attributes{};
+  std::vector<scale_factor> owned;
+  std::span<const scale_factor> scales;
+
+  rescale_values() = default;
+  rescale_values(const rescale_values&) = delete;
+  rescale_values& operator=(const rescale_values&) = delete;
+  rescale_values(rescale_values&&) noexcept = default;
+  rescale_values& operator=(rescale_values&&) noexcept = default;
+
+  [[nodiscard]] constexpr rescale_view view() const noexcept { return {attributes, scales}; }
+  constexpr operator rescale_view() const noexcept { return view(); }  // NOLINT: a view
+};
+
+template <class G>
+constexpr void read_rescale(const G& g, node_id_t<G> n, rescale_values& out) {
+  const auto r = ir_traits<G>::rescale(g, n);
+  out.attributes = r.attributes;
+  out.owned.clear();
+  out.scales = {};
+  if constexpr (requires { r.scales; }) {
+    using S = std::remove_cvref_t<decltype(r.scales)>;
+    if constexpr (std::ranges::contiguous_range<S> &&
+                  std::same_as<std::ranges::range_value_t<S>, scale_factor>) {
+      out.scales =
+          std::span<const scale_factor>(std::ranges::data(r.scales), std::ranges::size(r.scales));
+    } else {
+      for (const auto& s : r.scales) out.owned.push_back(s);
+      out.scales = out.owned;
+    }
+  } else {
+    const std::size_t count = std::ranges::size(r.multipliers);
+    if (std::ranges::size(r.shifts) != count) return;
+    out.owned.reserve(count);
+    auto s = std::ranges::begin(r.shifts);
+    for (const auto m : r.multipliers) {
+      const auto shift = *s++;
+      if (!std::in_range<std::int32_t>(m) || !std::in_range<int>(shift)) {
+        out.owned.clear();
+        return;
+      }
+      out.owned.push_back({static_cast<std::int32_t>(m), static_cast<int>(shift)});
+    }
+    out.scales = out.owned;
+  }
+}
+
+// A TABLE's entries into `out`: table_values(g, n) when the adapter has that point, else the
+// integer constant that is operand 1 of the TABLE (TOSA's form). False: not readable as integers.
+template <class G>
+[[nodiscard]] constexpr bool read_table(const G& g, node_id_t<G> n,
+                                        std::vector<std::int64_t>& out) {
+  std::span<const std::int64_t> values;
+  if constexpr (calls_table_values<G>) {
+    if (!read_integers(ir_traits<G>::table_values(g, n), out, values)) return false;
+  } else {
+    const auto t = operand(g, n, 1);
+    if (!t) return false;
+    const auto c = read_int_constant(g, *t);
+    if (!c) return false;
+    values = c->data;
+  }
+  if (values.data() != out.data()) out.assign(values.begin(), values.end());
+  return true;
+}
+
+// A 256-entry int8 table, or nullopt (another size, or an entry outside int8).
+template <class G>
+[[nodiscard]] constexpr std::optional<std::array<std::int8_t, 256>> read_table8(const G& g,
+                                                                                node_id_t<G> n) {
+  std::vector<std::int64_t> v;
+  if (!read_table(g, n, v) || v.size() != 256) return std::nullopt;
+  std::array<std::int8_t, 256> t{};
+  for (std::size_t i = 0; i < 256; ++i) {
+    if (!std::in_range<std::int8_t>(v[i])) return std::nullopt;
+    t[i] = static_cast<std::int8_t>(v[i]);
+  }
+  return t;
+}
+
+// A TABLE's input: operand 0 (operand 1 may be the table itself).
+template <class G>
+[[nodiscard]] constexpr std::optional<node_id_t<G>> table_input(const G& g, node_id_t<G> n) {
+  const std::size_t count = std::ranges::size(ir_traits<G>::operands(g, n));
+  if constexpr (calls_table_values<G>) {
+    if (count != 1) return std::nullopt;
+  } else {
+    if (count != 2) return std::nullopt;
+  }
+  return operand(g, n, 0);
+}
+
+}  // namespace qfold::detail
