@@ -20,8 +20,9 @@ never relies on behaviour the spec leaves unpredictable.
 
 manifest.json says, per module, which sites it holds and what qfold-tosa-opt should report for
 each: `expect` is a list of {pass, folded, reason}; an empty list means no pass matches the site
-(the tool must not report it and must not change it). SSA values of a site are named
-`%<site>_<role>` so a report's node names identify the site.
+(the tool must not report it and must not change it). The ops of a site are named
+`%<site>_<role>`, with the same name as their location (`loc("<site>_<role>")`), so a report's
+node names identify the site (MLIR's parser keeps locations, not SSA names).
 
 Standard library only, deterministic (fixed seed), no network.
 """
@@ -302,7 +303,8 @@ class Module:
         ins = ", ".join(o.name for o in operands)
         intypes = ", ".join(o.type for o in operands)
         a = " {" + attrs + "}" if attrs else ""
-        self.lines.append('  %s = "%s"(%s)%s : (%s) -> %s' % (v.name, op, ins, a, intypes, v.type))
+        self.lines.append('  %s = "%s"(%s)%s : (%s) -> %s loc("%s")'
+                          % (v.name, op, ins, a, intypes, v.type, name))
         return v
 
     # ops -------------------------------------------------------------------------------------
@@ -311,8 +313,8 @@ class Module:
         lo, hi = RANGE[dt]
         assert all(lo <= d <= hi for d in data)
         v = Value(self.fresh(name), dt, t)
-        self.lines.append('  %s = "tosa.const"() {value = %s} : () -> %s'
-                          % (v.name, dense(shape, dt, data), v.type))
+        self.lines.append('  %s = "tosa.const"() {value = %s} : () -> %s loc("%s")'
+                          % (v.name, dense(shape, dt, data), v.type, name))
         return v
 
     def rescale(self, name, x, out_t, scales=None, mult=None, shift=None, input_zp=0, output_zp=0,
@@ -377,8 +379,13 @@ class Module:
         return self.emit(name, "tosa.conv2d", [x, w, b], attrs, "i32", t)
 
     # sites and outputs -------------------------------------------------------------------------
-    def site(self, sid, description, expect):
-        """expect: [] (no pass matches) or [(pass, folded, reason)]."""
+    def site(self, sid, description, expect, outcome=None):
+        """expect: [] (no pass matches) or [(pass, folded, reason)]. outcome: what the model
+        decided the fold must do (affine sites), checked against expect."""
+        if outcome is not None:
+            folded = outcome in ("fold", "bypass_affine", "bypass_gamma")
+            assert [(f, r) for _, f, r in expect] == [(folded, None if folded else outcome)], \
+                (sid, outcome, expect)
         self.sites.append({
             "site": sid,
             "description": description,
@@ -570,7 +577,57 @@ def affine_site(m, sid, x, gamma, beta, weights, bias, pad, wzp=0, table=None, z
     w = m.const(sid + "_w", (oc, 3, 3, ch), "i8", weights)
     bb = m.const(sid + "_bias", (oc,), "i32", bias)
     conv = m.conv2d(sid + "_conv", r_ao, w, bb, pad, zao, wzp)
-    return dict(table=tab, add=s, sum=r_ao, conv=conv, scaled=r_go)
+    outcome = affine_outcome(tab, r_ta, r_g, r_go, r_ao, w, bb, conv, pad, zta, zao, wzp)
+    return dict(table=tab, add=s, sum=r_ao, conv=conv, scaled=r_go, outcome=outcome)
+
+
+def affine_outcome(tab, r_ta, r_g, r_go, r_ao, w, bb, conv, pad, tzp, azp, wzp):
+    """What the DyT affine fold (docs/folds.md) must do with this site, decided here from the
+    model's values, and for a fold or a bypass a proof on the model: the rewritten convolution,
+    evaluated on the table's output, gives the original convolution's output. Every channel sees
+    every table entry (every code is on every channel), so the maps below are complete."""
+    ch = tab.shape[-1]
+    g32 = r_g.t.data
+    for i, t32 in enumerate(r_ta.t.data):
+        if not I32[0] <= t32 * g32[i % ch] <= I32[1]:
+            return "overflow"
+    t, g, a = tab.t.data, r_go.t.data, r_ao.t.data
+    if a == t:
+        ref = conv2d_nhwc(tab.t, w.t, bb.t, pad, (1, 1), (1, 1), azp, wzp)
+        assert ref.data == conv.t.data, "bypass_affine is not exact on the model"
+        return "bypass_affine"
+    if any(pad):
+        return "bypass_gamma" if g == t else "padding"
+    lines = []
+    for c in range(ch):
+        pts = sorted({(t[i], a[i]) for i in range(c, len(t), ch)})
+        xs = [p[0] for p in pts]
+        if len(xs) != len(set(xs)):
+            return "not_exact"  # two codes for one table value
+        if len(pts) == 1:
+            k = 0
+        else:
+            dx, dy = pts[1][0] - pts[0][0], pts[1][1] - pts[0][1]
+            if dy % dx:
+                return "not_exact"
+            k = dy // dx
+        off = pts[0][1] - azp - k * (pts[0][0] - tzp)
+        if any(y - azp != k * (x - tzp) + off for x, y in pts):
+            return "not_exact"
+        lines.append((k, off))
+    oc = w.shape[0]
+    w2 = [(v - wzp) * lines[i % ch][0] + wzp for i, v in enumerate(w.t.data)]
+    if any(not I8[0] <= v <= I8[1] for v in w2):
+        return "out_of_range"
+    per_out = len(w.t.data) // oc
+    b2 = [bb.t.data[o] + sum((w.t.data[o * per_out + j] - wzp) * lines[j % ch][1]
+                             for j in range(per_out)) for o in range(oc)]
+    if any(not I32[0] <= v <= I32[1] for v in b2):
+        return "out_of_range"
+    ref = conv2d_nhwc(tab.t, Tensor(w.shape, w2), Tensor(bb.shape, b2), pad, (1, 1), (1, 1), tzp,
+                      wzp)
+    assert ref.data == conv.t.data, "the folded convolution is not exact on the model"
+    return "fold"
 
 
 def module_dyt_affine(rng):
@@ -589,43 +646,46 @@ def module_dyt_affine(rng):
     s = affine_site(m, "b0", x, [3, -2, 1, 2], [5, -7, 0, 11], w_small(), bias(), P0, wzp=2)
     m.output(s["conv"])
     m.site("b0", "DyT affine into an unpadded conv, exact integer line per channel",
-           [(AFFINE, True, None)])
+           [(AFFINE, True, None)], s["outcome"])
     # gamma is an identity, beta is not, padded conv: beta's RESCALE reads the table
     s = affine_site(m, "b1", x, [1, 1, 1, 1], [5, -7, 3, 11], w_small(), bias(), P1)
     m.output(s["conv"])
     m.site("b1", "DyT affine before a padded conv, gamma an identity (bypass gamma)",
-           [(AFFINE, True, None)])
+           [(AFFINE, True, None)], s["outcome"])
     # gamma and beta both identities, padded conv: the conv reads the table
     s = affine_site(m, "b2", x, [1, 1, 1, 1], [0, 0, 0, 0], w_small(), bias(), P1, zaa=1, zao=1,
                     zta=1, zgo=1)
     m.output(s["conv"])
-    m.site("b2", "DyT affine before a padded conv, an identity (bypass)", [(AFFINE, True, None)])
+    m.site("b2", "DyT affine before a padded conv, an identity (bypass)", [(AFFINE, True, None)],
+           s["outcome"])
     # padded conv, gamma not an identity: refused
     s = affine_site(m, "b3", x, [2, 1, 1, 1], [1, 2, 3, 4], w_small(), bias(), P1)
     m.output(s["conv"])
     m.site("b3", "DyT affine before a padded conv, gamma not an identity",
-           [(AFFINE, False, "padding")])
+           [(AFFINE, False, "padding")], s["outcome"])
     # ExecuTorch-like rounding RESCALE after gamma: no exact integer line
     s = affine_site(m, "b4", x, [77, -50, 90, 100], [5, -7, 3, 11], w_small(), bias(), P0,
                     go_scale=0.0123)
     m.output(s["conv"])
     m.site("b4", "DyT affine, rounding gamma RESCALE: not an integer line",
-           [(AFFINE, False, "not_exact")])
+           [(AFFINE, False, "not_exact")], s["outcome"])
     # folded weights leave int8: (w - wzp) * 3 + wzp with |w| up to 60
     s = affine_site(m, "b5", x, [3, 3, 3, 3], [0, 0, 0, 0], w_small(60), bias(), P0)
     m.output(s["conv"])
-    m.site("b5", "DyT affine whose folded weights leave int8", [(AFFINE, False, "out_of_range")])
+    m.site("b5", "DyT affine whose folded weights leave int8", [(AFFINE, False, "out_of_range")],
+           s["outcome"])
     # table * gamma overflows int32 (shift 0 wraps in TOSA; qfold refuses a wrapped gamma)
     s = affine_site(m, "b6", x, [100, 90, 80, 70], [0, 0, 0, 0], w_small(), bias(), P0,
                     ta_scale=2.0 ** 20, g_scale=2.0 ** 8, go_scale=2.0 ** -30)
     m.output(s["conv"])
     m.site("b6", "DyT affine whose table * gamma product overflows int32",
-           [(AFFINE, False, "overflow")])
+           [(AFFINE, False, "overflow")], s["outcome"])
     # the sum RESCALE has a second reader (also returned)
     s = affine_site(m, "b7", x, [3, -2, 1, 2], [5, -7, 0, 11], w_small(), bias(), P0)
     m.output(s["conv"])
     m.output(s["sum"])
-    m.site("b7", "DyT affine whose last RESCALE is also a function result",
+    assert s["outcome"] == "fold"  # refused for the second reader alone
+    m.site("b7", "DyT affine whose last RESCALE is also a function result (would fold)",
            [(AFFINE, False, "shared_output")])
     return m
 
@@ -779,7 +839,7 @@ def module_bench(n, rng):
     for b in range(n):
         sid = "blk%d" % b
         s = dyt_alpha(m, sid, h, 64 + b % 40, act=dict(scales=[20.0], input_zp=0),
-                      out=dict(scales=[0.0009], output_zp=0), tanh=(0.03, 0, 1 / 128, 0))
+                      out=dict(scales=[0.0009], output_zp=0), tanh=(0.03, 0, 1 / 40, 0))
         t = s["table"]
         r_ta = m.rescale(sid + "_t32", t, "i32", scales=[1.0])
         g = m.const(sid + "_gamma", (1, 1, 1, ch), "i8", [rng.randint(1, 3) for _ in range(ch)])

@@ -5,7 +5,7 @@
 # what it prints to OUTPUT. With EXPECTED, fails unless OUTPUT equals that file byte for byte
 # (the expected outputs make_modules.py computed with its model of TOSA's integer semantics).
 
-cmake_minimum_required(VERSION 3.19)  # string(JSON)
+cmake_minimum_required(VERSION 3.19)
 include("${CMAKE_CURRENT_LIST_DIR}/executor.cmake")
 
 if(NOT MODULE OR NOT OUTPUT)

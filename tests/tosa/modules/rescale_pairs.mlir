@@ -2,16 +2,16 @@
 // @f holds the sites; @main feeds it every int8 code on every channel and prints
 // each output: its index, then one line per row of the last dimension.
 func.func @f(%x: tensor<1x256x4xi8>) -> (tensor<1x256x4xi8>, tensor<1x256x4xi8>, tensor<1x256x4xi8>, tensor<1x256x4xi8>) {
-  %c0_up = "tosa.rescale"(%x) {double_round = false, input_zp = 5 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 28>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi32>
-  %c0_scale = "tosa.rescale"(%c0_up) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1274746293>, output_zp = -2 : i32, per_channel = false, scale32 = true, shift = array<i32: 35>} : (tensor<1x256x4xi32>) -> tensor<1x256x4xi8>
-  %c1_up = "tosa.rescale"(%x) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824, 1073741824, 1073741824, 1073741824>, output_zp = 0 : i32, per_channel = true, scale32 = true, shift = array<i32: 30, 29, 28, 27>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi32>
-  %c1_scale = "tosa.rescale"(%c1_up) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1717986918, 1717986918, 1717986918, 1717986918>, output_zp = 3 : i32, per_channel = true, scale32 = true, shift = array<i32: 34, 35, 36, 37>} : (tensor<1x256x4xi32>) -> tensor<1x256x4xi8>
-  %c2_up = "tosa.rescale"(%x) {double_round = false, input_zp = -1 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi32>
-  %c2_k = "tosa.const"() {value = dense<[[[3, 5, 7, 11]]]> : tensor<1x1x4xi32>} : () -> tensor<1x1x4xi32>
-  %c2_mul = "tosa.mul"(%c2_up, %c2_k) {shift = 0 : i32} : (tensor<1x256x4xi32>, tensor<1x1x4xi32>) -> tensor<1x256x4xi32>
-  %c2_scale = "tosa.rescale"(%c2_mul) {double_round = true, input_zp = 0 : i32, multiplier = array<i32: 1717986918, 2061584302, 1374389535, 1717986918>, output_zp = 0 : i32, per_channel = true, scale32 = true, shift = array<i32: 33, 34, 34, 35>} : (tensor<1x256x4xi32>) -> tensor<1x256x4xi8>
-  %c3_q = "tosa.rescale"(%x) {double_round = false, input_zp = 4 : i32, multiplier = array<i32: 1503238554>, output_zp = -6 : i32, per_channel = false, scale32 = true, shift = array<i32: 31>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi8>
-  %c3_scale = "tosa.rescale"(%c3_q) {double_round = false, input_zp = -6 : i32, multiplier = array<i32: 1073741824>, output_zp = 1 : i32, per_channel = false, scale32 = true, shift = array<i32: 33>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi8>
+  %c0_up = "tosa.rescale"(%x) {double_round = false, input_zp = 5 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 28>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi32> loc("c0_up")
+  %c0_scale = "tosa.rescale"(%c0_up) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1274746293>, output_zp = -2 : i32, per_channel = false, scale32 = true, shift = array<i32: 35>} : (tensor<1x256x4xi32>) -> tensor<1x256x4xi8> loc("c0_scale")
+  %c1_up = "tosa.rescale"(%x) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824, 1073741824, 1073741824, 1073741824>, output_zp = 0 : i32, per_channel = true, scale32 = true, shift = array<i32: 30, 29, 28, 27>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi32> loc("c1_up")
+  %c1_scale = "tosa.rescale"(%c1_up) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1717986918, 1717986918, 1717986918, 1717986918>, output_zp = 3 : i32, per_channel = true, scale32 = true, shift = array<i32: 34, 35, 36, 37>} : (tensor<1x256x4xi32>) -> tensor<1x256x4xi8> loc("c1_scale")
+  %c2_up = "tosa.rescale"(%x) {double_round = false, input_zp = -1 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi32> loc("c2_up")
+  %c2_k = "tosa.const"() {value = dense<[[[3, 5, 7, 11]]]> : tensor<1x1x4xi32>} : () -> tensor<1x1x4xi32> loc("c2_k")
+  %c2_mul = "tosa.mul"(%c2_up, %c2_k) {shift = 0 : i32} : (tensor<1x256x4xi32>, tensor<1x1x4xi32>) -> tensor<1x256x4xi32> loc("c2_mul")
+  %c2_scale = "tosa.rescale"(%c2_mul) {double_round = true, input_zp = 0 : i32, multiplier = array<i32: 1717986918, 2061584302, 1374389535, 1717986918>, output_zp = 0 : i32, per_channel = true, scale32 = true, shift = array<i32: 33, 34, 34, 35>} : (tensor<1x256x4xi32>) -> tensor<1x256x4xi8> loc("c2_scale")
+  %c3_q = "tosa.rescale"(%x) {double_round = false, input_zp = 4 : i32, multiplier = array<i32: 1503238554>, output_zp = -6 : i32, per_channel = false, scale32 = true, shift = array<i32: 31>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi8> loc("c3_q")
+  %c3_scale = "tosa.rescale"(%c3_q) {double_round = false, input_zp = -6 : i32, multiplier = array<i32: 1073741824>, output_zp = 1 : i32, per_channel = false, scale32 = true, shift = array<i32: 33>} : (tensor<1x256x4xi8>) -> tensor<1x256x4xi8> loc("c3_scale")
   return %c0_scale, %c1_scale, %c2_scale, %c3_scale : tensor<1x256x4xi8>, tensor<1x256x4xi8>, tensor<1x256x4xi8>, tensor<1x256x4xi8>
 }
 
