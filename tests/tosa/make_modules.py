@@ -12,6 +12,10 @@ channel, calls @f and prints each output: a line with the output's index, then o
 `( v0, v1, ... )` per row of the last dimension, as `vector.print` writes it (int8 outputs are
 sign-extended to i32 first).
 
+NAME.model_folded.mlir (DyT modules) is NAME.mlir with every site that must fold rewritten by
+this script, as docs/folds.md describes the rewrite: it must print NAME.expected too, which proves
+the folds themselves on the executor, independently of qfold-tosa-opt.
+
 NAME.expected is what @main must print. It is computed here by an independent model of TOSA's
 integer semantics written from the specification (RESCALE with apply_scale_32/16, MUL with shift
 and 32-bit wrap, ADD, SUB, CLAMP, TABLE, CAST, CONV2D); it is not derived from qfold's code.
@@ -284,14 +288,26 @@ def input_codes(shape):
 
 
 class Module:
-    def __init__(self, name, in_shape):
+    def __init__(self, name, in_shape, fold=False):
         self.name = name
+        # fold: emit each site that must fold in its folded form, rewritten here on the model
+        # (docs/folds.md's rewrite, not qfold's code): a module the executor can compare with the
+        # original before, and independently of, qfold-tosa-opt.
+        self.fold = fold
         self.lines = []
         self.x = Value("%x", "i8", input_codes(in_shape))
         self.outputs = []
         self.sites = []
         self.names = set()
         self.tamper = None
+
+    def mark(self):
+        return (len(self.lines), set(self.names))
+
+    def rollback(self, mark):
+        """Drop what was emitted since mark (the values stay evaluated)."""
+        del self.lines[mark[0]:]
+        self.names = mark[1]
 
     def fresh(self, name):
         assert name not in self.names, name
@@ -490,6 +506,7 @@ def dyt_alpha(m, sid, x, alpha_code, act=None, alpha_r=None, out=None, mul_shift
               per_channel_act=False):
     """ExecuTorch Arm's DyT lowering: RESCALE(act)->i32, RESCALE(alpha)->i32, MUL, RESCALE->i8,
     TABLE(tanh). Returns the nodes by role."""
+    mark = m.mark()
     act = act or dict(scales=[1.0], input_zp=-3)
     alpha_r = alpha_r or dict(scales=[1.0])
     out = out or dict(scales=[0.0166], output_zp=2)
@@ -511,11 +528,20 @@ def dyt_alpha(m, sid, x, alpha_code, act=None, alpha_r=None, out=None, mul_shift
     r_out = m.rescale(sid + "_to_tanh", prod, "i8", **out)
     tin_scale, tin_zp, tout_scale, tout_zp = tanh
     table = m.table(sid + "_tanh", r_out, tanh_table(tin_scale, tin_zp, tout_scale, tout_zp))
+    if m.fold:
+        # one TABLE indexed by the activation code: entry c + 128 is the pattern on code c (read
+        # off the model, which holds every code on every channel)
+        folded = {}
+        for code, v in zip(x.t.data, table.t.data):
+            assert folded.setdefault(code, v) == v
+        assert len(folded) == 256
+        m.rollback(mark)
+        table = m.table(sid + "_folded", x, [folded[c] for c in range(-128, 128)])
     return dict(act=r_act, mul=prod, out=r_out, table=table)
 
 
-def module_dyt_alpha():
-    m = Module("dyt_alpha", (1, 256, 4))
+def module_dyt_alpha(fold=False):
+    m = Module("dyt_alpha", (1, 256, 4), fold)
     x = m.x
     # ExecuTorch-like scales: activation 0.05 (zp -3) into int32 at 2^-10 relative, alpha 0.5
     # as code 64 at scale 1/128, tanh input scale 0.03 (zp 2).
@@ -557,12 +583,14 @@ def module_dyt_alpha():
 
 
 def affine_site(m, sid, x, gamma, beta, weights, bias, pad, wzp=0, table=None, zta=1, zgo=1,
-                zaa=0, zao=-4, go_scale=1.0, ta_scale=1.0, g_scale=1.0):
+                zaa=0, zao=-4, go_scale=1.0, ta_scale=1.0, g_scale=1.0, may_fold=True):
     """TABLE -> MUL(RESCALE_i32(table), RESCALE_i32(gamma)) -> RESCALE_i8 -> ADD(RESCALE_i32,
     RESCALE_i32(beta)) -> RESCALE_i8 -> CONV2D. Returns the nodes by role."""
     ch = x.shape[-1]
-    tab = m.table(sid + "_table", x, table or [clip(round(40 * math.tanh((c - 3) * 0.03)), -128,
-                                                     127) for c in range(-128, 128)])
+    mark = m.mark()
+    tab_values = table or [clip(round(40 * math.tanh((c - 3) * 0.03)), -128, 127)
+                           for c in range(-128, 128)]
+    tab = m.table(sid + "_table", x, tab_values)
     r_ta = m.rescale(sid + "_t32", tab, "i32", scales=[ta_scale], input_zp=zta)
     g = m.const(sid + "_gamma", (1, 1, 1, ch), "i8", gamma)
     r_g = m.rescale(sid + "_g32", g, "i32", scales=[g_scale])
@@ -577,7 +605,26 @@ def affine_site(m, sid, x, gamma, beta, weights, bias, pad, wzp=0, table=None, z
     w = m.const(sid + "_w", (oc, 3, 3, ch), "i8", weights)
     bb = m.const(sid + "_bias", (oc,), "i32", bias)
     conv = m.conv2d(sid + "_conv", r_ao, w, bb, pad, zao, wzp)
-    outcome = affine_outcome(tab, r_ta, r_g, r_go, r_ao, w, bb, conv, pad, zta, zao, wzp)
+    outcome, w2, b2 = affine_outcome(tab, r_ta, r_g, r_go, r_ao, w, bb, conv, pad, zta, zao, wzp)
+    if m.fold and may_fold and outcome in ("fold", "bypass_affine", "bypass_gamma"):
+        m.rollback(mark)
+        tab = m.table(sid + "_table", x, tab_values)
+        if outcome == "bypass_gamma":  # beta's RESCALE reads the table
+            r_aa = m.rescale(sid + "_s32", tab, "i32", scales=[1.0], input_zp=zaa)
+            b = m.const(sid + "_beta", (1, 1, 1, ch), "i8", beta)
+            r_b = m.rescale(sid + "_b32", b, "i32", scales=[1.0])
+            s = m.add(sid + "_add", r_aa, r_b)
+            r_ao = m.rescale(sid + "_sum", s, "i8", scales=[1.0], output_zp=zao)
+            src, izp, wv, bv = r_ao, zao, weights, bias
+        elif outcome == "bypass_affine":  # the conv reads the table
+            src, izp, wv, bv = tab, zao, weights, bias
+        else:  # the conv reads the table, with the table's zero point and folded weights, bias
+            src, izp, wv, bv = tab, zta, w2, b2
+        w = m.const(sid + "_w", (oc, 3, 3, ch), "i8", wv)
+        bb = m.const(sid + "_bias", (oc,), "i32", bv)
+        folded = m.conv2d(sid + "_conv", src, w, bb, pad, izp, wzp)
+        assert folded.t.data == conv.t.data
+        conv = folded
     return dict(table=tab, add=s, sum=r_ao, conv=conv, scaled=r_go, outcome=outcome)
 
 
@@ -590,48 +637,49 @@ def affine_outcome(tab, r_ta, r_g, r_go, r_ao, w, bb, conv, pad, tzp, azp, wzp):
     g32 = r_g.t.data
     for i, t32 in enumerate(r_ta.t.data):
         if not I32[0] <= t32 * g32[i % ch] <= I32[1]:
-            return "overflow"
+            return "overflow", None, None
     t, g, a = tab.t.data, r_go.t.data, r_ao.t.data
     if a == t:
         ref = conv2d_nhwc(tab.t, w.t, bb.t, pad, (1, 1), (1, 1), azp, wzp)
         assert ref.data == conv.t.data, "bypass_affine is not exact on the model"
-        return "bypass_affine"
+        return "bypass_affine", None, None
     if any(pad):
-        return "bypass_gamma" if g == t else "padding"
+        return ("bypass_gamma" if g == t else "padding"), None, None
     lines = []
     for c in range(ch):
         pts = sorted({(t[i], a[i]) for i in range(c, len(t), ch)})
         xs = [p[0] for p in pts]
         if len(xs) != len(set(xs)):
-            return "not_exact"  # two codes for one table value
+            return "not_exact", None, None  # two codes for one table value
         if len(pts) == 1:
             k = 0
         else:
             dx, dy = pts[1][0] - pts[0][0], pts[1][1] - pts[0][1]
             if dy % dx:
-                return "not_exact"
+                return "not_exact", None, None
             k = dy // dx
         off = pts[0][1] - azp - k * (pts[0][0] - tzp)
         if any(y - azp != k * (x - tzp) + off for x, y in pts):
-            return "not_exact"
+            return "not_exact", None, None
         lines.append((k, off))
     oc = w.shape[0]
     w2 = [(v - wzp) * lines[i % ch][0] + wzp for i, v in enumerate(w.t.data)]
     if any(not I8[0] <= v <= I8[1] for v in w2):
-        return "out_of_range"
+        return "out_of_range", None, None
     per_out = len(w.t.data) // oc
     b2 = [bb.t.data[o] + sum((w.t.data[o * per_out + j] - wzp) * lines[j % ch][1]
                              for j in range(per_out)) for o in range(oc)]
     if any(not I32[0] <= v <= I32[1] for v in b2):
-        return "out_of_range"
+        return "out_of_range", None, None
     ref = conv2d_nhwc(tab.t, Tensor(w.shape, w2), Tensor(bb.shape, b2), pad, (1, 1), (1, 1), tzp,
                       wzp)
     assert ref.data == conv.t.data, "the folded convolution is not exact on the model"
-    return "fold"
+    return "fold", w2, b2
 
 
-def module_dyt_affine(rng):
-    m = Module("dyt_affine", (1, 16, 16, 4))
+def module_dyt_affine(fold=False):
+    rng = random.Random(20261201)
+    m = Module("dyt_affine", (1, 16, 16, 4), fold)
     x = m.x
     oc = 3
 
@@ -681,7 +729,8 @@ def module_dyt_affine(rng):
     m.site("b6", "DyT affine whose table * gamma product overflows int32",
            [(AFFINE, False, "overflow")], s["outcome"])
     # the sum RESCALE has a second reader (also returned)
-    s = affine_site(m, "b7", x, [3, -2, 1, 2], [5, -7, 0, 11], w_small(), bias(), P0)
+    s = affine_site(m, "b7", x, [3, -2, 1, 2], [5, -7, 0, 11], w_small(), bias(), P0,
+                    may_fold=False)
     m.output(s["conv"])
     m.output(s["sum"])
     assert s["outcome"] == "fold"  # refused for the second reader alone
@@ -872,8 +921,9 @@ def main(argv):
     outdir = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                         "modules")
     os.makedirs(outdir, exist_ok=True)
-    modules = [module_dyt_alpha(), module_dyt_affine(rng), module_rescale_pairs(),
+    modules = [module_dyt_alpha(), module_dyt_affine(), module_rescale_pairs(),
                module_chains(), module_table_chains(), module_refusals()]
+    model_folded = {"dyt_alpha": module_dyt_alpha(True), "dyt_affine": module_dyt_affine(True)}
     manifest = {
         "comment": "Generated by tests/tosa/make_modules.py. Per module: the sites and what "
                    "qfold-tosa-opt must report for each (expect: a list of {pass, folded, reason}; "
@@ -893,6 +943,13 @@ def main(argv):
                  "unchanged": unchanged, "sites": m.sites}
         if m.tamper:
             entry["tamper"] = m.tamper
+        if m.name in model_folded:
+            f = model_folded[m.name]
+            assert f.expected() == m.expected() and f.text() != m.text()
+            entry["model_folded"] = m.name + ".model_folded.mlir"
+            with open(os.path.join(outdir, entry["model_folded"]), "w") as out:
+                out.write(f.text().replace("(%s): do not edit." % m.name,
+                                           "(%s, folded by its model): do not edit." % m.name))
         manifest["modules"].append(entry)
     with open(os.path.join(outdir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
