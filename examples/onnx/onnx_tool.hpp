@@ -37,29 +37,20 @@
 #include <utility>
 #include <vector>
 
+#include "../common/tool_support.hpp"
 #include "onnx_graph.hpp"
 
 namespace qfold_onnx {
 
-// Exit codes of qfold-onnx.
-enum exit_code : int {
-  exit_ok = 0,
-  exit_bad_input = 1,  // not a file, not ONNX, truncated, invalid (dims, data, attributes, external
-                       // data), unsupported opset, fails the checker; anything thrown before
-                       // writing starts (allocation failures included)
-  exit_usage = 2,
-  exit_write = 3,  // the output could not be written (nothing is left at OUT)
-};
-
-class tool_error : public std::runtime_error {
- public:
-  tool_error(exit_code code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
-  [[nodiscard]] exit_code code() const noexcept { return code_; }
-
- private:
-  exit_code code_;
-};
+// Exit codes and the error that carries one: shared with qfold-tosa-opt (examples/common).
+// 1: not a file, not ONNX, truncated, invalid (dims, data, attributes, external data),
+// unsupported opset, fails the checker; anything thrown before writing starts.
+using qfold_tool::exit_bad_input;
+using qfold_tool::exit_code;
+using qfold_tool::exit_ok;
+using qfold_tool::exit_usage;
+using qfold_tool::exit_write;
+using qfold_tool::tool_error;
 
 // Default-domain opsets this tool understands: BatchNormalization's semantics are fixed from
 // opset 7 on (spatial, is_test before), and the ONNX library knows up to its own newest.
@@ -534,14 +525,7 @@ inline onnx::ModelProto load_model(const std::string& path) {
 }
 
 // One site of the report, with names (so it outlives the graph).
-struct site {
-  std::string pass;
-  std::vector<std::string> nodes;  // producer first
-  bool folded = false;
-  std::string reason, message, note;
-  std::optional<std::size_t> index;
-  std::size_t bytes_removed = 0;
-};
+using qfold_tool::site;
 
 struct fold_result {
   std::vector<site> sites;
@@ -623,20 +607,7 @@ inline fold_result fold_model(onnx::ModelProto& model, raw_aliases* aliases = nu
 // a partial file at `path`. Serializes straight into the file (no copy of the whole model in
 // memory). Returns the bytes written.
 // A symbolic link at `path` stays a link: its target (followed to the end) gets the new contents.
-inline std::filesystem::path resolve_output(const std::string& path) {
-  namespace fs = std::filesystem;
-  if (path.empty()) throw tool_error(exit_usage, "the output path is empty");
-  fs::path target(path);
-  std::error_code ec;
-  for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
-    if (hops == 40)
-      throw tool_error(exit_write, "'" + path + "': too many levels of symbolic links");
-    const fs::path link = fs::read_symlink(target, ec);
-    if (ec) throw tool_error(exit_write, "cannot read the link '" + target.string() + "'");
-    target = link.is_absolute() ? link : target.parent_path() / link;
-  }
-  return target;
-}
+using qfold_tool::resolve_output;
 
 // Serializes the model with its large raw_data replaced by placeholders (the bytes themselves
 // are never copied in memory) and returns the pieces of the file: the small serialization
@@ -693,26 +664,15 @@ inline void splice_model(onnx::ModelProto& model, const raw_aliases* aliases, sp
 
 inline std::size_t write_model(onnx::ModelProto& model, const std::string& path,
                                const raw_aliases* aliases = nullptr) {
-  namespace fs = std::filesystem;
-  const fs::path target = resolve_output(path);
-  fs::path dir = target.parent_path();
-  if (dir.empty()) dir = ".";
-  std::error_code ec;
-  const auto st = fs::status(target, ec);
-  if (fs::is_directory(st)) throw tool_error(exit_write, "'" + path + "' is a directory");
-  if (fs::exists(st) && !fs::is_regular_file(st))
-    throw tool_error(exit_write, "'" + path + "' exists and is not a regular file");
+  // The temporary next to the target (checked first: a directory or a device is refused before
+  // any work), renamed over it at the end (examples/common/tool_support.hpp).
+  qfold_tool::atomic_output out(path);
   spliced_model spliced;
   splice_model(model, aliases, spliced);
   const std::size_t size = spliced.file.size;
   if (size > static_cast<std::size_t>(INT_MAX))
     throw tool_error(exit_write, "the folded model is larger than 2 GiB, protobuf's limit");
-  std::random_device rd;
-  const fs::path tmp =
-      dir / ("." + target.filename().string() + ".qfold-" + std::to_string(rd()) + ".tmp");
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw tool_error(exit_write, "cannot write in '" + dir.string() + "': " + std::strerror(errno));
+  const int fd = out.fd();
   int error = 0;
   {
     // Straight from the pieces: tensor bytes that are in a file (the input, the spill) are
@@ -768,17 +728,8 @@ inline std::size_t write_model(onnx::ModelProto& model, const std::string& path,
     }
     if (error == 0) flush();
   }
-  if (::close(fd) != 0 && error == 0) error = errno;
-  if (error != 0) {
-    fs::remove(tmp, ec);
-    throw tool_error(exit_write, "cannot write '" + tmp.string() + "': " + std::strerror(error));
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw tool_error(exit_write, "cannot rename the output to '" + path + "': " + ec.message());
-  }
+  if (error != 0) out.fail(error);
+  out.commit();
   return size;
 }
 
@@ -802,20 +753,9 @@ struct run_info {
 };
 
 inline void print_text(std::ostream& os, const fold_result& r, const run_info& info) {
-  for (const auto& s : r.sites) {
-    os << s.pass << ": ";
-    for (std::size_t i = 0; i < s.nodes.size(); ++i) os << (i != 0 ? " -> " : "") << s.nodes[i];
-    if (s.folded) {
-      os << ": folded, " << s.bytes_removed << " bytes removed\n";
-      continue;
-    }
-    os << ": rejected (" << s.reason << ") " << s.message;
-    if (s.index) os << " [at " << *s.index << "]";
-    if (!s.note.empty()) os << " (" << s.note << ")";
-    os << "\n";
-  }
-  os << r.folded() << " folded, " << r.rejected() << " rejected, " << r.bytes_removed()
-     << " bytes removed; " << r.batch_norms_after << " of " << r.batch_norms_before
+  qfold_tool::print_site_lines(os, r.sites);
+  qfold_tool::print_totals(os, r.sites);
+  os << "; " << r.batch_norms_after << " of " << r.batch_norms_before
      << " BatchNormalization left\n";
   os << info.input << ": " << info.input_bytes << " bytes";
   if (info.output_bytes) {
@@ -825,37 +765,7 @@ inline void print_text(std::ostream& os, const fold_result& r, const run_info& i
   }
 }
 
-inline std::string json_string(std::string_view s) {
-  std::string r = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        r += "\\\"";
-        break;
-      case '\\':
-        r += "\\\\";
-        break;
-      case '\n':
-        r += "\\n";
-        break;
-      case '\r':
-        r += "\\r";
-        break;
-      case '\t':
-        r += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-          r += buf;
-        } else {
-          r += c;
-        }
-    }
-  }
-  return r + "\"";
-}
+using qfold_tool::json_string;
 
 inline void print_json(std::ostream& os, const fold_result& r, const run_info& info) {
   os << "{\n  \"input\": " << json_string(info.input)
@@ -866,24 +776,9 @@ inline void print_json(std::ostream& os, const fold_result& r, const run_info& i
      << ",\n  \"folded\": " << r.folded() << ",\n  \"rejected\": " << r.rejected()
      << ",\n  \"bytes_removed\": " << r.bytes_removed()
      << ",\n  \"batch_norms_before\": " << r.batch_norms_before
-     << ",\n  \"batch_norms_after\": " << r.batch_norms_after << ",\n  \"sites\": [";
-  for (std::size_t k = 0; k < r.sites.size(); ++k) {
-    const site& s = r.sites[k];
-    os << (k != 0 ? "," : "") << "\n    {\"pass\": " << json_string(s.pass) << ", \"nodes\": [";
-    for (std::size_t i = 0; i < s.nodes.size(); ++i)
-      os << (i != 0 ? ", " : "") << json_string(s.nodes[i]);
-    os << "], \"folded\": " << (s.folded ? "true" : "false");
-    if (s.folded) {
-      os << ", \"bytes_removed\": " << s.bytes_removed;
-    } else {
-      os << ", \"reason\": " << json_string(s.reason)
-         << ", \"message\": " << json_string(s.message);
-      if (s.index) os << ", \"index\": " << *s.index;
-      if (!s.note.empty()) os << ", \"note\": " << json_string(s.note);
-    }
-    os << "}";
-  }
-  os << (r.sites.empty() ? "]\n}\n" : "\n  ]\n}\n");
+     << ",\n  \"batch_norms_after\": " << r.batch_norms_after << ",\n  \"sites\": ";
+  qfold_tool::print_sites_json(os, r.sites);
+  os << "\n}\n";
 }
 
 }  // namespace qfold_onnx

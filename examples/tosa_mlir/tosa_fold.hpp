@@ -1,0 +1,148 @@
+// Running qfold's passes over TOSA functions: the checks that make a function bad input, the
+// passes by name (qfold::standard_pipeline of the adapter), reports with names, and each qfold
+// pass as an MLIR pass (--qfold-fold-dyt-alpha, ...) that composes with upstream passes.
+#pragma once
+
+#include <mlir/Dialect/Func/IR/FuncOps.h>
+#include <mlir/IR/BuiltinOps.h>
+#include <mlir/Pass/Pass.h>
+#include <mlir/Pass/PassRegistry.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <qfold/graph/report.hpp>
+#include <qfold/graph/standard_pipeline.hpp>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../common/tool_support.hpp"
+#include "tosa_graph.hpp"
+
+namespace qfold_tosa {
+
+// The passes qfold runs on TOSA, in the standard pipeline's order (fold_scale_into_quantize is
+// left out: TOSA has no quantize op, so it has nothing to fold here).
+inline std::vector<std::string> pass_names() {
+  std::vector<std::string> r;
+  for (const auto& n : qfold::standard_pipeline<graph>().names())
+    if (std::string_view(n) != qfold::scale_into_quantize_pass_name) r.emplace_back(n);
+  return r;
+}
+// "fold_dyt_alpha" -> "qfold-fold-dyt-alpha", the MLIR pass argument.
+inline std::string mlir_pass_argument(std::string_view name) {
+  std::string r = "qfold-";
+  for (const char c : name) r += c == '_' ? '-' : c;
+  return r;
+}
+
+// Every problem of every func.func in the module (bad input), with locations.
+inline std::vector<std::string> check_module(mlir::ModuleOp module) {
+  std::vector<std::string> r;
+  for (mlir::func::FuncOp f : module.getOps<mlir::func::FuncOp>()) {
+    const graph g(f);
+    for (auto& p : g.problems()) r.push_back(std::move(p));
+  }
+  return r;
+}
+
+// Runs the named passes (all of pass_names() when `only` is empty) on f and returns the sites
+// with names. f must have no problems (check_module). Nothing thrown by the adapter escapes a
+// pass; an allocation failure outside one may.
+inline std::vector<qfold_tool::site> fold_function(mlir::func::FuncOp f,
+                                                   const std::vector<std::string>& only = {}) {
+  graph g(f);
+  const auto p = qfold::standard_pipeline<graph>().only(only.empty() ? pass_names() : only);
+  std::vector<qfold_tool::site> sites;
+  for (const auto& name : p.names()) {
+    // One pass at a time, with the names of the nodes it may report (some it erases).
+    const auto names = g.name_snapshot();
+    const auto one = p.only(std::vector<std::string>{std::string(name)});
+    const auto report = one.run(g);
+    for (const auto& s : report.sites) {
+      qfold_tool::site out;
+      out.pass = std::string(s.pass);
+      for (const auto n : s.nodes) {
+        const auto it = names.find(n.getAsOpaquePointer());
+        out.nodes.push_back(it != names.end() ? it->second : std::string("(a new node)"));
+      }
+      out.folded = s.folded();
+      out.bytes_removed = s.bytes_removed;
+      if (s.rejected) {
+        out.reason = std::string(qfold::to_string(s.rejected->code));
+        out.message = std::string(s.rejected->message);
+        if (s.rejected->index != qfold::rejection::no_index) out.index = s.rejected->index;
+      }
+      if (s.cleanup_failed) out.note = "an erase failed: unused nodes left";
+      sites.push_back(std::move(out));
+    }
+  }
+  g.collect_garbage();
+  return sites;
+}
+
+// One qfold pass as an MLIR function pass. A function qfold cannot read (check_module) fails the
+// pass with its problems as errors; the report goes to standard error, one line per site.
+class fold_pass : public mlir::PassWrapper<fold_pass, mlir::OperationPass<mlir::func::FuncOp>> {
+ public:
+  explicit fold_pass(std::string name)
+      : name_(std::move(name)),
+        argument_(mlir_pass_argument(name_)),
+        description_("qfold: " + name_ + " (exact, or refused with a reason)") {}
+  fold_pass(const fold_pass& other)
+      : PassWrapper(other),
+        name_(other.name_),
+        argument_(other.argument_),
+        description_(other.description_) {}
+
+  [[nodiscard]] llvm::StringRef getArgument() const final { return argument_; }
+  [[nodiscard]] llvm::StringRef getDescription() const final { return description_; }
+  [[nodiscard]] llvm::StringRef getName() const final { return argument_; }
+
+  void runOnOperation() final {
+    // Nothing may be thrown through MLIR's frames (LLVM is built without exceptions).
+    mlir::func::FuncOp f = getOperation();
+    try {
+      const graph g(f);
+      const auto problems = g.problems();
+      if (!problems.empty()) {
+        for (const auto& p : problems) f.emitError() << "qfold: " << p;
+        signalPassFailure();
+        return;
+      }
+    } catch (const std::exception& e) {
+      f.emitError() << "qfold: " << e.what();
+      signalPassFailure();
+      return;
+    }
+    try {
+      const auto sites = fold_function(f, {name_});
+      std::ostringstream os;
+      qfold_tool::print_site_lines(os, sites);
+      llvm::errs() << os.str();  // one write: passes on several functions may run in parallel
+    } catch (const std::exception& e) {
+      f.emitError() << "qfold: " << name_ << ": " << e.what();
+      signalPassFailure();
+    } catch (...) {
+      f.emitError() << "qfold: " << name_ << ": unknown exception";
+      signalPassFailure();
+    }
+  }
+
+ private:
+  std::string name_, argument_, description_;
+};
+
+// Registers --qfold-<pass> for every name of pass_names(); call once, before parsing options.
+inline void register_passes() {
+  for (const auto& name : pass_names())
+    mlir::registerPass(
+        [name]() -> std::unique_ptr<mlir::Pass> { return std::make_unique<fold_pass>(name); });
+}
+
+}  // namespace qfold_tosa
