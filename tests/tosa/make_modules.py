@@ -349,7 +349,9 @@ class Module:
                  "output_zp = %d : i32, per_channel = %s, scale32 = %s, shift = array<i32: %s>"
                  % (str(double_round).lower(), input_zp, ", ".join(map(str, mult)), output_zp,
                     str(per_channel).lower(), str(scale32).lower(), ", ".join(map(str, shift))))
-        return self.emit(name, "tosa.rescale", [x], attrs, out_t, t)
+        v = self.emit(name, "tosa.rescale", [x], attrs, out_t, t)
+        v.attrs = a
+        return v
 
     def mul(self, name, a, b, shift=0):
         assert a.dt == b.dt
@@ -376,7 +378,9 @@ class Module:
         assert x.dt == "i8" and len(values) == 256
         tab = self.const(name + "_lut", (256,), "i8", values)
         t = elementwise(lambda idx, v: table_value(v, values), x.t)
-        return self.emit(name, "tosa.table", [x, tab], "", "i8", t)
+        v = self.emit(name, "tosa.table", [x, tab], "", "i8", t)
+        v.lut = list(values)
+        return v
 
     def cast(self, name, x, out_t):
         return self.emit(name, "tosa.cast", [x], "", out_t,
@@ -497,6 +501,7 @@ class Module:
 # --- Site builders -----------------------------------------------------------------------------
 
 ALPHA = "fold_dyt_alpha"
+BLOCKS = 16  # DyT blocks in dyt_blocks.mlir
 AFFINE = "fold_dyt_affine"
 ONE = dict(mult=[1 << 30], shift=[30])  # scale 1.0 exactly
 
@@ -529,14 +534,16 @@ def dyt_alpha(m, sid, x, alpha_code, act=None, alpha_r=None, out=None, mul_shift
     tin_scale, tin_zp, tout_scale, tout_zp = tanh
     table = m.table(sid + "_tanh", r_out, tanh_table(tin_scale, tin_zp, tout_scale, tout_zp))
     if m.fold:
-        # one TABLE indexed by the activation code: entry c + 128 is the pattern on code c (read
-        # off the model, which holds every code on every channel)
-        folded = {}
-        for code, v in zip(x.t.data, table.t.data):
-            assert folded.setdefault(code, v) == v
-        assert len(folded) == 256
+        # one TABLE indexed by the activation code: entry c + 128 is the pattern evaluated on
+        # code c by the model (per tensor: channel 0 stands for all)
+        a32 = r_alpha.t.data[0]
+        folded = [table.lut[rescale_value(mul_value(rescale_value(c, 0, r_act.attrs), a32,
+                                                    mul_shift, "i32"), 0, r_out.attrs) + 128]
+                  for c in range(-128, 128)]
+        for code, v in zip(x.t.data, table.t.data):  # and it agrees with the model's data
+            assert folded[code + 128] == v
         m.rollback(mark)
-        table = m.table(sid + "_folded", x, [folded[c] for c in range(-128, 128)])
+        table = m.table(sid + "_folded", x, folded)
     return dict(act=r_act, mul=prod, out=r_out, table=table)
 
 
@@ -583,14 +590,21 @@ def module_dyt_alpha(fold=False):
 
 
 def affine_site(m, sid, x, gamma, beta, weights, bias, pad, wzp=0, table=None, zta=1, zgo=1,
-                zaa=0, zao=-4, go_scale=1.0, ta_scale=1.0, g_scale=1.0, may_fold=True):
+                zaa=0, zao=-4, go_scale=1.0, ta_scale=1.0, g_scale=1.0, may_fold=True, k=3,
+                table_node=None):
     """TABLE -> MUL(RESCALE_i32(table), RESCALE_i32(gamma)) -> RESCALE_i8 -> ADD(RESCALE_i32,
-    RESCALE_i32(beta)) -> RESCALE_i8 -> CONV2D. Returns the nodes by role."""
+    RESCALE_i32(beta)) -> RESCALE_i8 -> CONV2D (k x k). The TABLE reads x, or is table_node.
+    Returns the nodes by role."""
     ch = x.shape[-1]
-    mark = m.mark()
-    tab_values = table or [clip(round(40 * math.tanh((c - 3) * 0.03)), -128, 127)
-                           for c in range(-128, 128)]
-    tab = m.table(sid + "_table", x, tab_values)
+    if table_node is None:
+        mark = m.mark()
+        tab_values = table or [clip(round(40 * math.tanh((c - 3) * 0.03)), -128, 127)
+                               for c in range(-128, 128)]
+        tab = m.table(sid + "_table", x, tab_values)
+    else:
+        tab = table_node
+        tab_values = tab.lut
+        mark = m.mark()
     r_ta = m.rescale(sid + "_t32", tab, "i32", scales=[ta_scale], input_zp=zta)
     g = m.const(sid + "_gamma", (1, 1, 1, ch), "i8", gamma)
     r_g = m.rescale(sid + "_g32", g, "i32", scales=[g_scale])
@@ -602,13 +616,15 @@ def affine_site(m, sid, x, gamma, beta, weights, bias, pad, wzp=0, table=None, z
     s = m.add(sid + "_add", r_aa, r_b)
     r_ao = m.rescale(sid + "_sum", s, "i8", scales=[1.0], output_zp=zao)
     oc = len(bias)
-    w = m.const(sid + "_w", (oc, 3, 3, ch), "i8", weights)
+    w = m.const(sid + "_w", (oc, k, k, ch), "i8", weights)
     bb = m.const(sid + "_bias", (oc,), "i32", bias)
     conv = m.conv2d(sid + "_conv", r_ao, w, bb, pad, zao, wzp)
-    outcome, w2, b2 = affine_outcome(tab, r_ta, r_g, r_go, r_ao, w, bb, conv, pad, zta, zao, wzp)
+    outcome, w2, b2 = affine_outcome(tab, r_ta, g, r_g, r_go, r_aa, b, r_b, r_ao, w, bb, conv, pad,
+                                     zta, zao, wzp)
     if m.fold and may_fold and outcome in ("fold", "bypass_affine", "bypass_gamma"):
         m.rollback(mark)
-        tab = m.table(sid + "_table", x, tab_values)
+        if table_node is None:
+            tab = m.table(sid + "_table", x, tab_values)
         if outcome == "bypass_gamma":  # beta's RESCALE reads the table
             r_aa = m.rescale(sid + "_s32", tab, "i32", scales=[1.0], input_zp=zaa)
             b = m.const(sid + "_beta", (1, 1, 1, ch), "i8", beta)
@@ -620,7 +636,7 @@ def affine_site(m, sid, x, gamma, beta, weights, bias, pad, wzp=0, table=None, z
             src, izp, wv, bv = tab, zao, weights, bias
         else:  # the conv reads the table, with the table's zero point and folded weights, bias
             src, izp, wv, bv = tab, zta, w2, b2
-        w = m.const(sid + "_w", (oc, 3, 3, ch), "i8", wv)
+        w = m.const(sid + "_w", (oc, k, k, ch), "i8", wv)
         bb = m.const(sid + "_bias", (oc,), "i32", bv)
         folded = m.conv2d(sid + "_conv", src, w, bb, pad, izp, wzp)
         assert folded.t.data == conv.t.data
@@ -628,29 +644,38 @@ def affine_site(m, sid, x, gamma, beta, weights, bias, pad, wzp=0, table=None, z
     return dict(table=tab, add=s, sum=r_ao, conv=conv, scaled=r_go, outcome=outcome)
 
 
-def affine_outcome(tab, r_ta, r_g, r_go, r_ao, w, bb, conv, pad, tzp, azp, wzp):
-    """What the DyT affine fold (docs/folds.md) must do with this site, decided here from the
-    model's values, and for a fold or a bypass a proof on the model: the rewritten convolution,
-    evaluated on the table's output, gives the original convolution's output. Every channel sees
-    every table entry (every code is on every channel), so the maps below are complete."""
+def affine_outcome(tab, r_ta, g, r_g, r_go, r_aa, b, r_b, r_ao, w, bb, conv, pad, tzp, azp, wzp):
+    """What the DyT affine fold (docs/folds.md) must do with this site: the chain evaluated here,
+    with the model's TOSA arithmetic, on every entry of the table and every channel, gives the
+    per-channel maps table code -> gamma side (g) -> conv input (a) the decision rests on. For a
+    fold or a bypass, also a proof on the model: the rewritten convolution, evaluated on the
+    table's output, gives the original convolution's output."""
     ch = tab.shape[-1]
-    g32 = r_g.t.data
-    for i, t32 in enumerate(r_ta.t.data):
-        if not I32[0] <= t32 * g32[i % ch] <= I32[1]:
-            return "overflow", None, None
-    t, g, a = tab.t.data, r_go.t.data, r_ao.t.data
-    if a == t:
+    tv = sorted(set(tab.lut))
+    gm, am = [], []  # per channel: lists over tv
+    for c in range(ch):
+        g32 = rescale_value(g.t.data[c], c, r_g.attrs)
+        b32 = rescale_value(b.t.data[c], c, r_b.attrs)
+        gs, as_ = [], []
+        for t in tv:
+            t32 = rescale_value(t, c, r_ta.attrs)
+            if not I32[0] <= t32 * g32 <= I32[1]:
+                return "overflow", None, None
+            gv = rescale_value(t32 * g32, c, r_go.attrs)
+            av = rescale_value(add_value(rescale_value(gv, c, r_aa.attrs), b32), c, r_ao.attrs)
+            gs.append(gv)
+            as_.append(av)
+        gm.append(gs)
+        am.append(as_)
+    if all(am[c] == tv for c in range(ch)):
         ref = conv2d_nhwc(tab.t, w.t, bb.t, pad, (1, 1), (1, 1), azp, wzp)
         assert ref.data == conv.t.data, "bypass_affine is not exact on the model"
         return "bypass_affine", None, None
     if any(pad):
-        return ("bypass_gamma" if g == t else "padding"), None, None
+        return ("bypass_gamma" if all(gm[c] == tv for c in range(ch)) else "padding"), None, None
     lines = []
     for c in range(ch):
-        pts = sorted({(t[i], a[i]) for i in range(c, len(t), ch)})
-        xs = [p[0] for p in pts]
-        if len(xs) != len(set(xs)):
-            return "not_exact", None, None  # two codes for one table value
+        pts = list(zip(tv, am[c]))
         if len(pts) == 1:
             k = 0
         else:
@@ -880,41 +905,37 @@ def module_table_chains():
     return m
 
 
-def module_bench(n, rng):
-    """N DyT transformer-like blocks: DyT (alpha, tanh, gamma, beta) -> 1x1 conv -> RESCALE."""
-    m = Module("bench", (1, 16, 16, 8))
+def module_blocks(n, name="dyt_blocks", fold=False):
+    """N DyT transformer-like blocks in a chain: DyT alpha into the tanh TABLE, then DyT gamma
+    and beta into a 1x1 conv, then a RESCALE back to int8 for the next block. Every site folds:
+    the alpha pass first, then the affine pass on the table it made."""
+    rng = random.Random(20261201 + n)
+    m = Module(name, (1, 16, 16, 8), fold)
     h = m.x
     ch = 8
     for b in range(n):
-        sid = "blk%d" % b
-        s = dyt_alpha(m, sid, h, 64 + b % 40, act=dict(scales=[20.0], input_zp=0),
+        s = dyt_alpha(m, "p%d" % b, h, 64 + b % 40, act=dict(scales=[20.0], input_zp=0),
                       out=dict(scales=[0.0009], output_zp=0), tanh=(0.03, 0, 1 / 40, 0))
-        t = s["table"]
-        r_ta = m.rescale(sid + "_t32", t, "i32", scales=[1.0])
-        g = m.const(sid + "_gamma", (1, 1, 1, ch), "i8", [rng.randint(1, 3) for _ in range(ch)])
-        r_g = m.rescale(sid + "_g32", g, "i32", scales=[1.0])
-        prod = m.mul(sid + "_gmul", r_ta, r_g, 0)
-        r_go = m.rescale(sid + "_scaled", prod, "i8", scales=[1.0])
-        r_aa = m.rescale(sid + "_s32", r_go, "i32", scales=[1.0])
-        bt = m.const(sid + "_beta", (1, 1, 1, ch), "i8", [rng.randint(-5, 5) for _ in range(ch)])
-        r_b = m.rescale(sid + "_b32", bt, "i32", scales=[1.0])
-        sm = m.add(sid + "_add", r_aa, r_b)
-        r_ao = m.rescale(sid + "_sum", sm, "i8", scales=[1.0])
-        w = m.const(sid + "_w", (ch, 1, 1, ch), "i8", [rng.randint(-8, 8) for _ in range(ch * ch)])
-        bb = m.const(sid + "_bias", (ch,), "i32", [rng.randint(-100, 100) for _ in range(ch)])
-        conv = m.conv2d(sid + "_conv", r_ao, w, bb, [0, 0, 0, 0], 0, 0)
-        h = m.rescale(sid + "_next", conv, "i8", scales=[0.01])
+        a = affine_site(m, "q%d" % b, h, [rng.randint(1, 3) for _ in range(ch)],
+                        [rng.randint(-5, 5) for _ in range(ch)],
+                        [rng.randint(-8, 8) for _ in range(ch * ch)],
+                        [rng.randint(-100, 100) for _ in range(ch)], [0, 0, 0, 0], zta=0, zgo=0,
+                        zaa=0, zao=0, k=1, table_node=s["table"])
+        assert a["outcome"] == "fold", a["outcome"]
+        h = m.rescale("q%d_next" % b, a["conv"], "i8", scales=[0.01])
+        m.site("p%d" % b, "block %d: DyT alpha" % b, [(ALPHA, True, None)])
+        m.site("q%d" % b, "block %d: DyT affine into the 1x1 conv (reads block %d's new table)"
+               % (b, b), [(AFFINE, True, None)], a["outcome"])
     m.output(h)
     return m
 
 
 def main(argv):
-    rng = random.Random(20261201)
     if len(argv) >= 2 and argv[1] == "--bench":
         if len(argv) != 4:
             print("usage: make_modules.py --bench N OUT.mlir", file=sys.stderr)
             return 2
-        m = module_bench(int(argv[2]), rng)
+        m = module_blocks(int(argv[2]), "bench")
         with open(argv[3], "w") as f:
             f.write(m.text())
         return 0
@@ -923,7 +944,9 @@ def main(argv):
     os.makedirs(outdir, exist_ok=True)
     modules = [module_dyt_alpha(), module_dyt_affine(), module_rescale_pairs(),
                module_chains(), module_table_chains(), module_refusals()]
-    model_folded = {"dyt_alpha": module_dyt_alpha(True), "dyt_affine": module_dyt_affine(True)}
+    modules.append(module_blocks(BLOCKS))
+    model_folded = {"dyt_alpha": module_dyt_alpha(True), "dyt_affine": module_dyt_affine(True),
+                    "dyt_blocks": module_blocks(BLOCKS, fold=True)}
     manifest = {
         "comment": "Generated by tests/tosa/make_modules.py. Per module: the sites and what "
                    "qfold-tosa-opt must report for each (expect: a list of {pass, folded, reason}; "

@@ -1,0 +1,80 @@
+# The executor tests of tests/tosa (make_modules.py), included by the marked block at the end of
+# tests/tosa/CMakeLists.txt. Kept in this file so that the adapter's CMakeLists.txt holds only
+# the one include line.
+# qfold's folds proven on MLIR's own TOSA lowering, executed by mlir-cpu-runner-16
+# (tests/tosa/modules/, written by make_modules.py with its model of TOSA's integer semantics):
+#   tosa.exec.generated        the committed modules are what make_modules.py writes
+#   tosa.exec.model.<m>        every module lowers and runs; its output equals the model's
+#   tosa.exec.model_fold.<m>   the DyT modules folded by make_modules.py (docs/folds.md's
+#                              rewrites) print the same: the folds proven without the tool
+#   tosa.exec.fold.<m>         qfold-tosa-opt's report matches the manifest, ORIGINAL and FOLDED
+#                              print the same, all-refused modules stay the same module
+#   tosa.exec.negative.table   a module with one table entry changed makes the comparison fail
+#   tosa.exec.negative.manifest  a flipped expectation makes the report check fail
+find_program(QFOLD_MLIR_OPT mlir-opt-16)
+find_program(QFOLD_MLIR_RUNNER mlir-cpu-runner-16)
+if(NOT QFOLD_MLIR_OPT OR NOT QFOLD_MLIR_RUNNER)
+  message(STATUS "qfold: TOSA executor tests skipped: mlir-opt-16 or mlir-cpu-runner-16 not found")
+else()
+  get_filename_component(_qfold_mlir_runner_real "${QFOLD_MLIR_RUNNER}" REALPATH)
+  get_filename_component(_qfold_mlir_lib "${_qfold_mlir_runner_real}" DIRECTORY)
+  get_filename_component(_qfold_mlir_lib "${_qfold_mlir_lib}/../lib" ABSOLUTE)
+  set(QFOLD_MLIR_LIB_DIR "${_qfold_mlir_lib}" CACHE PATH
+      "Directory of libmlir_runner_utils.so and libmlir_c_runner_utils.so")
+  set(_qfold_exec_dir "${CMAKE_CURRENT_LIST_DIR}")
+  set(_qfold_exec_work "${CMAKE_CURRENT_BINARY_DIR}/exec")
+  set(_qfold_exec_mlir -DMLIR_OPT=${QFOLD_MLIR_OPT} -DMLIR_RUNNER=${QFOLD_MLIR_RUNNER}
+      -DMLIR_LIB_DIR=${QFOLD_MLIR_LIB_DIR})
+  set(_qfold_exec_modules chains dyt_affine dyt_alpha dyt_blocks refusals rescale_pairs
+      table_chains)
+
+  find_program(QFOLD_EXEC_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
+  find_program(QFOLD_EXEC_PYTHON3 python3)
+  if(QFOLD_EXEC_PYTHON3)
+    add_test(NAME tosa.exec.generated
+      COMMAND "${CMAKE_COMMAND}" -DPYTHON=${QFOLD_EXEC_PYTHON3}
+        -DSCRIPT=${_qfold_exec_dir}/make_modules.py -DMODULES=${_qfold_exec_dir}/modules
+        -DWORK_DIR=${_qfold_exec_work}/generated -P ${_qfold_exec_dir}/check_generated.cmake)
+  endif()
+  foreach(_m IN LISTS _qfold_exec_modules)
+    add_test(NAME tosa.exec.model.${_m}
+      COMMAND "${CMAKE_COMMAND}" ${_qfold_exec_mlir} -DMODULE=${_qfold_exec_dir}/modules/${_m}.mlir
+        -DOUTPUT=${_qfold_exec_work}/model/${_m}.out
+        -DEXPECTED=${_qfold_exec_dir}/modules/${_m}.expected
+        -P ${_qfold_exec_dir}/run_lowered.cmake)
+  endforeach()
+
+  foreach(_m IN ITEMS dyt_alpha dyt_affine dyt_blocks)
+    add_test(NAME tosa.exec.model_fold.${_m}
+      COMMAND "${CMAKE_COMMAND}" ${_qfold_exec_mlir}
+        -DMODULE=${_qfold_exec_dir}/modules/${_m}.model_folded.mlir
+        -DOUTPUT=${_qfold_exec_work}/model_fold/${_m}.out
+        -DEXPECTED=${_qfold_exec_dir}/modules/${_m}.expected
+        -P ${_qfold_exec_dir}/run_lowered.cmake)
+  endforeach()
+
+  # qfold-tosa-opt is defined in examples/, which the top level adds after tests/: the fold
+  # tests are registered at the end of the top-level directory, once every target exists.
+  function(_qfold_tosa_exec_fold_tests dir work modules mlir)
+    if(NOT TARGET qfold-tosa-opt)
+      message(STATUS "qfold: TOSA fold-vs-executor tests skipped: no qfold-tosa-opt target")
+      return()
+    endif()
+    foreach(_m IN LISTS modules)
+      add_test(NAME tosa.exec.fold.${_m}
+        COMMAND "${CMAKE_COMMAND}" ${mlir} -DTOOL=$<TARGET_FILE:qfold-tosa-opt>
+          -DMODULE=${dir}/modules/${_m}.mlir -DWORK_DIR=${work}/fold/${_m}
+          -P ${dir}/compare_folded.cmake)
+    endforeach()
+    foreach(_neg IN ITEMS table manifest)
+      add_test(NAME tosa.exec.negative.${_neg}
+        COMMAND "${CMAKE_COMMAND}" ${mlir} -DTOOL=$<TARGET_FILE:qfold-tosa-opt>
+          -DMODULE=${dir}/modules/dyt_alpha.mlir -DWORK_DIR=${work}/negative/${_neg}
+          -DNEGATIVE=${_neg} -P ${dir}/compare_folded.cmake)
+    endforeach()
+  endfunction()
+  cmake_language(EVAL CODE "
+    cmake_language(DEFER DIRECTORY [[${PROJECT_SOURCE_DIR}]] CALL _qfold_tosa_exec_fold_tests
+      [[${_qfold_exec_dir}]] [[${_qfold_exec_work}]] [[${_qfold_exec_modules}]]
+      [[${_qfold_exec_mlir}]])")
+endif()
