@@ -12,9 +12,11 @@
 #     byte-identical, and ORIGINAL's must equal the manifest's expected output (the model's).
 #  3. When the manifest marks the module `unchanged` (every site refused or unmatched), FOLDED
 #     must be the same module: `mlir-opt-16 --mlir-print-op-generic` prints FOLDED exactly as it
-#     prints ORIGINAL. That is the meaning of unchanged here: SSA names, whitespace and the
-#     tool's choice between custom and generic syntax may differ, any op, operand, type,
-#     attribute or constant value may not.
+#     prints ORIGINAL. That is the meaning of unchanged here: SSA names, locations, whitespace
+#     and the tool's choice between custom and generic syntax may differ, any op, operand, type,
+#     attribute or constant value may not. Otherwise (some site folds) FOLDED must hold fewer
+#     TOSA ops than ORIGINAL: every fold removes ops, so a tool that reports a fold it did not
+#     make is caught even though the outputs agree.
 #
 # NEGATIVE makes this a check that the comparison can fail; the script then succeeds only when
 # the comparison it names does fail:
@@ -218,11 +220,13 @@ if(NEGATIVE STREQUAL "manifest")
   message(FATAL_ERROR "NEGATIVE=manifest: a flipped expectation was not detected")
 endif()
 if(_problems)
+  # an error, but the executor comparison still runs (and can fail on its own)
   string(REPLACE ";" "\n  " _msg "${_problems}")
-  message(FATAL_ERROR "${_module_name}: the report does not match ${MANIFEST}:\n  ${_msg}\n"
-                      "report (${_report}):\n${_json}")
+  message(SEND_ERROR "${_module_name}: the report does not match ${MANIFEST}:\n  ${_msg}\n"
+                     "report: ${_report}")
+else()
+  message(STATUS "${_module_name}: report matches the manifest (${_nsites} sites)")
 endif()
-message(STATUS "${_module_name}: report matches the manifest (${_nsites} sites)")
 
 # --- 2. Execute ORIGINAL and FOLDED, compare what they print ------------------------------------------
 set(_out_original "${WORK_DIR}/${_stem}.original.out")
@@ -256,20 +260,20 @@ if(EXISTS "${_expected_output}")
 endif()
 message(STATUS "${_module_name}: ORIGINAL and FOLDED print the same (and equal the model)")
 
-# --- 3. Unchanged modules stay the same module ------------------------------------------------------------
+# --- 3. Unchanged modules stay the same module; folded ones lose ops ------------------------------------
+set(_gen_original "${WORK_DIR}/${_stem}.original.generic.mlir")
+set(_gen_folded "${WORK_DIR}/${_stem}.folded.generic.mlir")
+foreach(_pair "${_original}|${_gen_original}" "${_folded}|${_gen_folded}")
+  string(REPLACE "|" ";" _pair "${_pair}")
+  list(GET _pair 0 _in)
+  list(GET _pair 1 _gen)
+  execute_process(COMMAND "${MLIR_OPT}" --mlir-print-op-generic "${_in}" -o "${_gen}"
+                  ERROR_VARIABLE _gerr RESULT_VARIABLE _grc)
+  if(NOT _grc EQUAL 0)
+    message(FATAL_ERROR "${MLIR_OPT} cannot parse ${_in}:\n${_gerr}")
+  endif()
+endforeach()
 if(_unchanged)
-  set(_gen_original "${WORK_DIR}/${_stem}.original.generic.mlir")
-  set(_gen_folded "${WORK_DIR}/${_stem}.folded.generic.mlir")
-  foreach(_pair "${_original}|${_gen_original}" "${_folded}|${_gen_folded}")
-    string(REPLACE "|" ";" _pair "${_pair}")
-    list(GET _pair 0 _in)
-    list(GET _pair 1 _gen)
-    execute_process(COMMAND "${MLIR_OPT}" --mlir-print-op-generic "${_in}" -o "${_gen}"
-                    ERROR_VARIABLE _gerr RESULT_VARIABLE _grc)
-    if(NOT _grc EQUAL 0)
-      message(FATAL_ERROR "${MLIR_OPT} cannot parse ${_in}:\n${_gerr}")
-    endif()
-  endforeach()
   execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${_gen_original}" "${_gen_folded}"
                   RESULT_VARIABLE _differ)
   if(NOT _differ EQUAL 0)
@@ -278,4 +282,15 @@ if(_unchanged)
                         "module (${_where}; generic forms in ${WORK_DIR})")
   endif()
   message(STATUS "${_module_name}: unchanged (same generic form as ORIGINAL)")
+else()
+  # A site reported folded must have changed the module: every fold removes TOSA ops.
+  file(STRINGS "${_gen_original}" _ops_original REGEX "\"tosa\\.")
+  file(STRINGS "${_gen_folded}" _ops_folded REGEX "\"tosa\\.")
+  list(LENGTH _ops_original _n_original)
+  list(LENGTH _ops_folded _n_folded)
+  if(NOT _n_folded LESS _n_original)
+    message(FATAL_ERROR "${_module_name}: sites are reported folded, but FOLDED has "
+                        "${_n_folded} TOSA ops and ORIGINAL ${_n_original}")
+  endif()
+  message(STATUS "${_module_name}: ${_n_original} TOSA ops -> ${_n_folded}")
 endif()
