@@ -1,11 +1,12 @@
 # cmake -DTOOL=qfold-tosa-opt -DMODULE=modules/m.mlir -DWORK_DIR=dir [-DMANIFEST=manifest.json]
-#       [-DNEGATIVE=table|manifest] [-DMLIR_OPT=..] [-DMLIR_RUNNER=..] [-DMLIR_LIB_DIR=..]
+#       [-DENTRY=id] [-DNEGATIVE=table|manifest] [-DMLIR_OPT=..] [-DMLIR_RUNNER=..] [-DMLIR_LIB_DIR=..]
 #       -P compare_folded.cmake
 #
 # Proves qfold-tosa-opt's folds of one module on MLIR's own lowering:
-#  1. `TOOL MODULE -o FOLDED --json` exits 0; its report names, for every site the manifest lists
-#     for this module, exactly the expected outcomes (pass, folded or rejected, reason), and no
-#     site the manifest does not list. A report site belongs to site S when one of its node names
+#  1. `TOOL MODULE -o FOLDED --json [--pass P]...` exits 0, P the passes of the manifest entry
+#     ENTRY (default: the module's name; an entry with no passes runs them all); its report
+#     names, for every site the entry lists, exactly the expected outcomes (pass, folded or
+#     rejected, reason), and no site the entry does not list. A report site belongs to site S when one of its node names
 #     contains `S_` (the module names S's SSA values %S_<role>); the report is expected as
 #     {"sites": [{"pass": .., "nodes": [..], "folded": true|false, "reason": ..}, ..]}.
 #  2. ORIGINAL and FOLDED are lowered and run (executor.cmake); what their @main prints must be
@@ -42,17 +43,33 @@ file(MAKE_DIRECTORY "${WORK_DIR}")
 
 # --- The module's manifest entry -----------------------------------------------------------------
 file(READ "${MANIFEST}" _manifest)
+if(NOT ENTRY)
+  set(ENTRY "${_stem}")
+endif()
 string(JSON _count LENGTH "${_manifest}" modules)
 set(_entry "")
 math(EXPR _last "${_count} - 1")
 foreach(i RANGE ${_last})
-  string(JSON _name GET "${_manifest}" modules ${i} module)
-  if(_name STREQUAL _module_name)
+  string(JSON _id GET "${_manifest}" modules ${i} id)
+  if(_id STREQUAL ENTRY)
     string(JSON _entry GET "${_manifest}" modules ${i})
   endif()
 endforeach()
 if(NOT _entry)
-  message(FATAL_ERROR "${MANIFEST} has no entry for ${_module_name}")
+  message(FATAL_ERROR "${MANIFEST} has no entry ${ENTRY}")
+endif()
+string(JSON _name GET "${_entry}" module)
+if(NOT _name STREQUAL _module_name)
+  message(FATAL_ERROR "manifest entry ${ENTRY} is about ${_name}, not ${_module_name}")
+endif()
+set(_pass_args "")
+string(JSON _np LENGTH "${_entry}" passes)
+if(_np GREATER 0)
+  math(EXPR _plast "${_np} - 1")
+  foreach(i RANGE ${_plast})
+    string(JSON _p GET "${_entry}" passes ${i})
+    list(APPEND _pass_args --pass "${_p}")
+  endforeach()
 endif()
 string(JSON _unchanged GET "${_entry}" unchanged)
 string(JSON _expected_name GET "${_entry}" expected)
@@ -149,10 +166,11 @@ endif()
 # --- 1. The tool and its report ----------------------------------------------------------------------
 set(_folded "${WORK_DIR}/${_stem}.folded.mlir")
 set(_report "${WORK_DIR}/${_stem}.report.json")
-execute_process(COMMAND "${TOOL}" "${_tool_input}" -o "${_folded}" --json
+execute_process(COMMAND "${TOOL}" "${_tool_input}" -o "${_folded}" --json ${_pass_args}
                 OUTPUT_FILE "${_report}" ERROR_VARIABLE _tool_err RESULT_VARIABLE _tool_rc)
 if(NOT _tool_rc EQUAL 0)
-  message(FATAL_ERROR "${TOOL} ${_tool_input} -o ${_folded} --json exited ${_tool_rc}:\n${_tool_err}")
+  message(FATAL_ERROR "${TOOL} ${_tool_input} -o ${_folded} --json ${_pass_args} exited "
+                      "${_tool_rc}:\n${_tool_err}")
 endif()
 if(NOT EXISTS "${_folded}")
   message(FATAL_ERROR "${TOOL} exited 0 but wrote no ${_folded}")

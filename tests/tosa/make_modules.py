@@ -294,6 +294,9 @@ class Module:
         # (docs/folds.md's rewrite, not qfold's code): a module the executor can compare with the
         # original before, and independently of, qfold-tosa-opt.
         self.fold = fold
+        # the passes the manifest entry's expectations are about (the tool runs with --pass for
+        # each): passes added to qfold later do not change what this entry checks
+        self.passes = [ALPHA, AFFINE]
         self.lines = []
         self.x = Value("%x", "i8", input_codes(in_shape))
         self.outputs = []
@@ -399,16 +402,18 @@ class Module:
         return self.emit(name, "tosa.conv2d", [x, w, b], attrs, "i32", t)
 
     # sites and outputs -------------------------------------------------------------------------
-    def site(self, sid, description, expect, outcome=None):
+    def site(self, sid, description, expect, outcome=None, model=None):
         """expect: [] (no pass matches) or [(pass, folded, reason)]. outcome: what the model
         decided the fold must do (affine sites), checked against expect."""
         if outcome is not None:
             folded = outcome in ("fold", "bypass_affine", "bypass_gamma")
             assert [(f, r) for _, f, r in expect] == [(folded, None if folded else outcome)], \
                 (sid, outcome, expect)
+        extra = {"naive_merge": model} if model is not None else {}
         self.sites.append({
             "site": sid,
             "description": description,
+            **extra,
             "expect": [{"pass": p, "folded": f, **({"reason": r} if r else {})}
                        for p, f, r in expect],
         })
@@ -813,7 +818,10 @@ def module_refusals():
     r1 = m.rescale("f7_half", x, "i8", scales=[0.5], input_zp=0)
     r2 = m.rescale("f7_double", r1, "i8", scales=[2.0])
     m.output(r2)
-    m.site("f7", "RESCALE 0.5 then RESCALE 2: the naive merge (scale 1) differs", [])
+    model = naive_merge(r1, r2)
+    assert not model["equal"]
+    m.site("f7", "RESCALE 0.5 then RESCALE 2: the naive merge (scale 1) differs", [],
+           model=model)
     # TABLE -> TABLE whose intermediate has a second reader
     t1 = m.table("f8_t1", x, [clip(c * 2, -128, 127) for c in range(-128, 128)])
     t2 = m.table("f8_t2", t1, tanh_table(0.02, 0, 1 / 128, 0))
@@ -821,6 +829,36 @@ def module_refusals():
     m.output(t1)
     m.site("f8", "TABLE -> TABLE whose first TABLE is also a function result", [])
     return m
+
+
+def naive_merge(r1, r2, k=None):
+    """Informational (not checked): does the naive merge of RESCALE r1 -> (MUL by constant k ->)
+    RESCALE r2 (real scales multiplied, multiplier and shift derived as ExecuTorch does, r1's
+    input_zp, r2's output_zp and double_round, the intermediate clamp and rounding skipped) equal
+    the pair on every int8 code of every channel? The first code where it differs, if any."""
+    a1, a2 = r1.attrs, r2.attrs
+    ch = r1.shape[-1]
+    for c in range(ch):
+        c1 = c if a1["per_channel"] else 0
+        c2 = c if a2["per_channel"] else 0
+        kc = 1 if k is None else k.t.data[c if len(k.t.data) > 1 else 0]
+        if kc < 0:
+            return {"equal": False, "why": "a negative constant: no RESCALE multiplier"}
+        scale = (a1["multiplier"][c1] / 2.0 ** a1["shift"][c1]) * kc * \
+            (a2["multiplier"][c2] / 2.0 ** a2["shift"][c2])
+        mm, sh = multiplier_and_shift(scale)
+        merged = dict(in_t=a1["in_t"], out_t=a2["out_t"], input_zp=a1["input_zp"],
+                      output_zp=a2["output_zp"], multiplier=[mm], shift=[sh], scale32=True,
+                      double_round=a2["double_round"], per_channel=False)
+        for code in range(-128, 128):
+            y = rescale_value(code, c1, a1)
+            if k is not None:
+                y = mul_value(y, kc, 0, "i32")
+            y = rescale_value(y, c2, a2)
+            z = rescale_value(code, 0, merged)
+            if y != z:
+                return {"equal": False, "channel": c, "code": code, "pair": y, "naive": z}
+    return {"equal": True}
 
 
 def module_rescale_pairs():
@@ -831,24 +869,27 @@ def module_rescale_pairs():
     r1 = m.rescale("c0_up", x, "i32", scales=[4.0], input_zp=5)
     r2 = m.rescale("c0_scale", r1, "i8", scales=[0.0371], output_zp=-2)
     m.output(r2)
-    m.site("c0", "RESCALE x4 (exact) then the attention scale 0.0371", [])
+    m.site("c0", "RESCALE x4 (exact) then the attention scale 0.0371", [],
+           model=naive_merge(r1, r2))
     # per channel on both ends
     r1 = m.rescale("c1_up", x, "i32", scales=[1.0, 2.0, 4.0, 8.0], input_zp=0)
     r2 = m.rescale("c1_scale", r1, "i8", scales=[0.1, 0.05, 0.025, 0.0125], output_zp=3)
     m.output(r2)
-    m.site("c1", "per-channel RESCALE pair", [])
+    m.site("c1", "per-channel RESCALE pair", [], model=naive_merge(r1, r2))
     # through a MUL by a per-channel constant
     r1 = m.rescale("c2_up", x, "i32", scales=[1.0], input_zp=-1)
     k = m.const("c2_k", (1, 1, 4), "i32", [3, 5, 7, 11])
     p = m.mul("c2_mul", r1, k, 0)
     r2 = m.rescale("c2_scale", p, "i8", scales=[0.2, 0.12, 0.08, 0.05], double_round=True)
     m.output(r2)
-    m.site("c2", "RESCALE -> MUL(per-channel constant) -> per-channel RESCALE", [])
+    m.site("c2", "RESCALE -> MUL(per-channel constant) -> per-channel RESCALE", [],
+           model=naive_merge(r1, r2, k))
     # int32 in the middle, 1/sqrt(64) attention scale with double rounding, int8 -> int8 -> int8
     r1 = m.rescale("c3_q", x, "i8", scales=[0.7], input_zp=4, output_zp=-6)
     r2 = m.rescale("c3_scale", r1, "i8", scales=[0.125], input_zp=-6, output_zp=1)
     m.output(r2)
-    m.site("c3", "int8 RESCALE pair with zero points on both sides", [])
+    m.site("c3", "int8 RESCALE pair with zero points on both sides", [],
+           model=naive_merge(r1, r2))
     return m
 
 
@@ -948,9 +989,10 @@ def main(argv):
     model_folded = {"dyt_alpha": module_dyt_alpha(True), "dyt_affine": module_dyt_affine(True),
                     "dyt_blocks": module_blocks(BLOCKS, fold=True)}
     manifest = {
-        "comment": "Generated by tests/tosa/make_modules.py. Per module: the sites and what "
-                   "qfold-tosa-opt must report for each (expect: a list of {pass, folded, reason}; "
-                   "empty: no pass matches the site, so the tool neither reports nor changes it). "
+        "comment": "Generated by tests/tosa/make_modules.py. Per entry: a module, the passes "
+                   "qfold-tosa-opt runs on it (--pass each), the sites and what the tool must "
+                   "report for each (expect: a list of {pass, folded, reason}; empty: none of the "
+                   "passes matches the site, so the tool neither reports nor changes it). "
                    "A report site belongs to site S when one of its node names contains 'S_'. "
                    "unchanged: every site refused or unmatched, so the tool's output must print "
                    "(mlir-opt-16 --mlir-print-op-generic) exactly as the original does.",
@@ -962,8 +1004,8 @@ def main(argv):
         with open(os.path.join(outdir, m.name + ".expected"), "w") as f:
             f.write(m.expected())
         unchanged = all(not any(e["folded"] for e in s["expect"]) for s in m.sites)
-        entry = {"module": m.name + ".mlir", "expected": m.name + ".expected",
-                 "unchanged": unchanged, "sites": m.sites}
+        entry = {"id": m.name, "module": m.name + ".mlir", "passes": m.passes,
+                 "expected": m.name + ".expected", "unchanged": unchanged, "sites": m.sites}
         if m.tamper:
             entry["tamper"] = m.tamper
         if m.name in model_folded:
