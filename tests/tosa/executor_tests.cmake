@@ -9,6 +9,8 @@
 #                              rewrites) print the same: the folds proven without the tool
 #   tosa.exec.fold.<m>         qfold-tosa-opt's report matches the manifest, ORIGINAL and FOLDED
 #                              print the same, all-refused modules stay the same module
+#   tosa.exec.fold_all.<m>     the tool with every pass: ORIGINAL and FOLDED print the same
+#                              (the report is not checked)
 #   tosa.exec.negative.table   a module with one table entry changed makes the comparison fail
 #   tosa.exec.negative.manifest  a flipped expectation makes the report check fail
 find_program(QFOLD_MLIR_OPT mlir-opt-16)
@@ -64,6 +66,12 @@ else()
       add_test(NAME tosa.exec.fold.${_m}
         COMMAND "${CMAKE_COMMAND}" ${mlir} -DTOOL=$<TARGET_FILE:qfold-tosa-opt>
           -DMODULE=${dir}/modules/${_m}.mlir -DWORK_DIR=${work}/fold/${_m}
+          -P ${dir}/compare_folded.cmake)
+    endforeach()
+    foreach(_m IN LISTS modules)
+      add_test(NAME tosa.exec.fold_all.${_m}
+        COMMAND "${CMAKE_COMMAND}" ${mlir} -DTOOL=$<TARGET_FILE:qfold-tosa-opt>
+          -DMODULE=${dir}/modules/${_m}.mlir -DWORK_DIR=${work}/fold_all/${_m} -DALL_PASSES=ON
           -P ${dir}/compare_folded.cmake)
     endforeach()
     foreach(_neg IN ITEMS table manifest)
