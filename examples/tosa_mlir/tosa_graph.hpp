@@ -147,7 +147,7 @@ struct element_reader {
   std::size_t bytes = 1;
   bool splat = false;
   bool is_unsigned = false;
-  std::int64_t operator()(std::size_t i) const noexcept {
+  std::int64_t operator()(std::uint32_t i) const noexcept {
     std::uint64_t u = 0;
     std::memcpy(&u, raw + (splat ? 0 : i * bytes), bytes);
     if (bytes >= 8) return static_cast<std::int64_t>(u);
@@ -157,7 +157,10 @@ struct element_reader {
     return static_cast<std::int64_t>(u ^ sign) - static_cast<std::int64_t>(sign);
   }
 };
-using element_range = decltype(std::views::iota(std::size_t{0}, std::size_t{0}) |
+// Indexed by std::uint32_t: iota over a 64-bit type has an integer-class difference type, which
+// legacy iterator algorithms do not take. A constant of more elements is not read (not
+// `constant` to qfold's folds, which then refuse the site).
+using element_range = decltype(std::views::iota(std::uint32_t{0}, std::uint32_t{0}) |
                                std::views::transform(element_reader{}));
 
 // The integer contents of a tosa.const, or nullopt (not dense, not an integer type we read, not a
@@ -178,8 +181,10 @@ inline std::optional<int_tensor> read_int_tensor(mlir::DenseElementsAttr attr) {
   const std::size_t bytes = (e->width + 7) / 8;
   const bool splat = attr.isSplat();
   if (splat ? raw.size() != bytes : raw.size() != *count * bytes) return std::nullopt;
+  if (*count > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
   const element_reader reader{raw.data(), bytes, splat, e->is_unsigned};
-  return int_tensor{std::views::iota(std::size_t{0}, *count) | std::views::transform(reader),
+  return int_tensor{std::views::iota(std::uint32_t{0}, static_cast<std::uint32_t>(*count)) |
+                        std::views::transform(reader),
                     std::span<const std::int64_t>(type.getShape().data(), type.getShape().size())};
 }
 
@@ -358,6 +363,50 @@ inline std::size_t visible_operands(mlir::Operation* op) {
   return op->getNumOperands();
 }
 
+// The operands qfold sees of one op, as a view of the op's own operand list (no copy). Borrowed:
+// an iterator stays valid after the view goes (it holds the op), so qfold may call
+// std::ranges::begin on the view a point returned.
+class operand_view {
+ public:
+  class iterator {
+   public:
+    using value_type = mlir::Value;
+    using difference_type = std::ptrdiff_t;
+    using iterator_concept = std::forward_iterator_tag;
+    iterator() = default;
+    iterator(mlir::Operation* op, unsigned i) noexcept : op_(op), i_(i) {}
+    mlir::Value operator*() const { return op_->getOperand(i_); }
+    iterator& operator++() noexcept {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) noexcept {
+      iterator r = *this;
+      ++i_;
+      return r;
+    }
+    friend bool operator==(const iterator&, const iterator&) = default;
+
+   private:
+    mlir::Operation* op_ = nullptr;
+    unsigned i_ = 0;
+  };
+  operand_view() = default;
+  operand_view(mlir::Operation* op, unsigned count) noexcept : op_(op), count_(count) {}
+  [[nodiscard]] iterator begin() const noexcept { return {op_, 0}; }
+  [[nodiscard]] iterator end() const noexcept { return {op_, count_}; }
+  [[nodiscard]] std::size_t size() const noexcept { return count_; }
+  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+  [[nodiscard]] mlir::Value operator[](std::size_t i) const {
+    return op_->getOperand(static_cast<unsigned>(i));
+  }
+
+ private:
+  mlir::Operation* op_ = nullptr;
+  unsigned count_ = 0;
+};
+static_assert(std::forward_iterator<operand_view::iterator>);
+
 }  // namespace detail
 
 // A RESCALE's attributes and its multiplier / shift arrays, as the op holds them.
@@ -431,14 +480,10 @@ class graph {
     kinds_.emplace(op, k);
     return k;
   }
-  [[nodiscard]] std::vector<mlir::Value> operands(mlir::Value v) const {
-    std::vector<mlir::Value> r;
+  [[nodiscard]] detail::operand_view operands(mlir::Value v) const {
     mlir::Operation* op = v.getDefiningOp();
-    if (op == nullptr) return r;
-    const std::size_t n = detail::visible_operands(op);
-    r.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) r.push_back(op->getOperand(static_cast<unsigned>(i)));
-    return r;
+    if (op == nullptr) return {};
+    return {op, static_cast<unsigned>(detail::visible_operands(op))};
   }
   [[nodiscard]] std::size_t use_count(mlir::Value v) const {
     return static_cast<std::size_t>(std::distance(v.use_begin(), v.use_end()));
@@ -562,15 +607,17 @@ class graph {
     const auto ia = static_cast<std::size_t>(a);
     if (auto t = llvm::dyn_cast<mlir::tosa::TransposeOp>(op)) {
       const auto perms = detail::read_int_tensor(detail::dense_of(t.getPerms().getDefiningOp()));
-      if (!perms || std::ranges::size(perms->data) != static_cast<std::size_t>(out.getRank()))
-        return std::nullopt;
+      if (!perms) return std::nullopt;
+      std::vector<std::int64_t> p;
+      for (const std::int64_t x : perms->data) p.push_back(x);
+      if (p.size() != static_cast<std::size_t>(out.getRank())) return std::nullopt;
       std::optional<std::int64_t> r;
-      std::vector<bool> seen(perms->data.size(), false);
-      for (std::size_t b = 0; b < perms->data.size(); ++b) {
-        const std::int64_t p = perms->data[b];
-        if (p < 0 || p >= in.getRank() || seen[static_cast<std::size_t>(p)]) return std::nullopt;
-        seen[static_cast<std::size_t>(p)] = true;
-        if (p == a) r = static_cast<std::int64_t>(b);
+      std::vector<bool> seen(p.size(), false);
+      for (std::size_t b = 0; b < p.size(); ++b) {
+        if (p[b] < 0 || p[b] >= in.getRank() || seen[static_cast<std::size_t>(p[b])])
+          return std::nullopt;
+        seen[static_cast<std::size_t>(p[b])] = true;
+        if (p[b] == a) r = static_cast<std::int64_t>(b);
       }
       return r;
     }
@@ -889,6 +936,9 @@ class graph {
 };
 
 }  // namespace qfold_tosa
+
+template <>
+inline constexpr bool std::ranges::enable_borrowed_range<qfold_tosa::detail::operand_view> = true;
 
 template <>
 struct qfold::ir_traits<qfold_tosa::graph> {
