@@ -133,14 +133,18 @@ template <class G>
   std::span<const std::int64_t> values;
   if constexpr (calls_table_values<G>) {
     if (!read_integers(ir_traits<G>::table_values(g, n), out, values)) return false;
+    if (values.data() != out.data()) out.assign(values.begin(), values.end());  // aliased
   } else {
     const auto t = operand(g, n, 1);
     if (!t) return false;
-    const auto c = read_int_constant(g, *t);
+    auto c = read_int_constant(g, *t);
     if (!c) return false;
-    values = c->data;
+    if (c->data.data() == c->owned_data.data()) {
+      out = std::move(c->owned_data);
+    } else {
+      out.assign(c->data.begin(), c->data.end());
+    }
   }
-  if (values.data() != out.data()) out.assign(values.begin(), values.end());
   return true;
 }
 

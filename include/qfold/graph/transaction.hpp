@@ -189,7 +189,7 @@ class transaction {
       case step::nothing:
         break;
       case step::erase_added:
-        T::erase(g_, s.node);
+        erase_added(s.node);
         break;
       case step::restore_operand:
         T::set_operand(g_, s.node, s.index, s.other);
@@ -205,6 +205,19 @@ class transaction {
           T::set_conv_input_zero_point(g_, s.node, s.zero_point);
         break;
     }
+  }
+  // An added node goes; a TABLE in the operand form (no table_values point) takes the table
+  // constant its add_table made with it, unless another node reads that constant.
+  constexpr void erase_added(id n) {
+    if constexpr (!detail::calls_table_values<G>) {
+      if (T::kind(g_, n) == op_kind::table && std::ranges::size(T::operands(g_, n)) == 2) {
+        const id table = *std::ranges::next(std::ranges::begin(T::operands(g_, n)), 1);
+        T::erase(g_, n);
+        if (T::use_count(g_, table) == 0) T::erase(g_, table);
+        return;
+      }
+    }
+    T::erase(g_, n);
   }
   // Erases n if nothing reads it, then each of its operands left without readers (never a graph
   // input); the bytes of the constants that went away. `erased_` spans the site's roots, so a
