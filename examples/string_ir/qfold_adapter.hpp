@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "string_ir/string_ir.hpp"
 
@@ -24,9 +25,11 @@ struct qfold::ir_traits<strir::Graph> {
   static strir::Node& at(G& g, int n) { return g.nodes[static_cast<std::size_t>(n)]; }
 
   // --- Batch-norm folding ----------------------------------------------------------------------
-  static auto nodes(const G& g) {
-    return std::views::iota(0, static_cast<int>(g.nodes.size())) |
-           std::views::filter([&g](int n) { return !at(g, n).dead; });
+  static std::vector<int> nodes(const G& g) {  // live ones, producers first
+    std::vector<int> r;
+    for (int n = 0; n < static_cast<int>(g.nodes.size()); ++n)
+      if (!at(g, n).dead) r.push_back(n);
+    return r;
   }
   static op_kind kind(const G& g, int n) {  // the quantized ops' names too: one table
     static const std::pair<const char*, op_kind> names[] = {
