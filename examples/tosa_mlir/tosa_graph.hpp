@@ -121,8 +121,10 @@ inline std::string location_string(mlir::Location loc) {
   if (const auto f = loc.dyn_cast<mlir::FileLineColLoc>())
     return f.getFilename().str() + ":" + std::to_string(f.getLine()) + ":" +
            std::to_string(f.getColumn());
-  if (const auto n = loc.dyn_cast<mlir::NameLoc>())
+  if (const auto n = loc.dyn_cast<mlir::NameLoc>()) {
+    if (n.getChildLoc().isa<mlir::UnknownLoc>()) return n.getName().str();
     return n.getName().str() + "@" + location_string(n.getChildLoc());
+  }
   std::string s;
   llvm::raw_string_ostream os(s);
   loc.print(os);
@@ -147,7 +149,7 @@ struct element_reader {
   std::size_t bytes = 1;
   bool splat = false;
   bool is_unsigned = false;
-  std::int64_t operator()(std::uint32_t i) const noexcept {
+  std::int64_t operator()(std::size_t i) const noexcept {
     std::uint64_t u = 0;
     std::memcpy(&u, raw + (splat ? 0 : i * bytes), bytes);
     if (bytes >= 8) return static_cast<std::int64_t>(u);
@@ -157,11 +159,48 @@ struct element_reader {
     return static_cast<std::int64_t>(u ^ sign) - static_cast<std::int64_t>(sign);
   }
 };
-// Indexed by std::uint32_t: iota over a 64-bit type has an integer-class difference type, which
-// legacy iterator algorithms do not take. A constant of more elements is not read (not
-// `constant` to qfold's folds, which then refuse the site).
-using element_range = decltype(std::views::iota(std::uint32_t{0}, std::uint32_t{0}) |
-                               std::views::transform(element_reader{}));
+// The elements of a DenseElementsAttr as int64, read in place (no copy; a splat is its one value
+// repeated). A forward range with size() and operator[] (written out: clang 14 does not take
+// libstdc++ 12's iota_view).
+class element_range {
+ public:
+  class iterator {
+   public:
+    using value_type = std::int64_t;
+    using difference_type = std::ptrdiff_t;
+    using iterator_concept = std::forward_iterator_tag;
+    using iterator_category = std::input_iterator_tag;  // elements are values, not references
+    iterator() = default;
+    iterator(element_reader r, std::size_t i) noexcept : r_(r), i_(i) {}
+    std::int64_t operator*() const noexcept { return r_(i_); }
+    iterator& operator++() noexcept {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) noexcept {
+      iterator t = *this;
+      ++i_;
+      return t;
+    }
+    friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.i_ == b.i_; }
+
+   private:
+    element_reader r_{};
+    std::size_t i_ = 0;
+  };
+  element_range() = default;
+  element_range(element_reader r, std::size_t count) noexcept : r_(r), count_(count) {}
+  [[nodiscard]] iterator begin() const noexcept { return {r_, 0}; }
+  [[nodiscard]] iterator end() const noexcept { return {r_, count_}; }
+  [[nodiscard]] std::size_t size() const noexcept { return count_; }
+  [[nodiscard]] bool empty() const noexcept { return count_ == 0; }
+  [[nodiscard]] std::int64_t operator[](std::size_t i) const noexcept { return r_(i); }
+
+ private:
+  element_reader r_{};
+  std::size_t count_ = 0;
+};
+static_assert(std::forward_iterator<element_range::iterator>);
 
 // The integer contents of a tosa.const, or nullopt (not dense, not an integer type we read, not a
 // static shape, raw data whose size disagrees with the type).
@@ -181,10 +220,8 @@ inline std::optional<int_tensor> read_int_tensor(mlir::DenseElementsAttr attr) {
   const std::size_t bytes = (e->width + 7) / 8;
   const bool splat = attr.isSplat();
   if (splat ? raw.size() != bytes : raw.size() != *count * bytes) return std::nullopt;
-  if (*count > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
   const element_reader reader{raw.data(), bytes, splat, e->is_unsigned};
-  return int_tensor{std::views::iota(std::uint32_t{0}, static_cast<std::uint32_t>(*count)) |
-                        std::views::transform(reader),
+  return int_tensor{element_range(reader, *count),
                     std::span<const std::int64_t>(type.getShape().data(), type.getShape().size())};
 }
 
