@@ -108,6 +108,10 @@ struct hostile {
   [[nodiscard]] auto quantized_conv(id n) const {
     return tick("quantized_conv"), g.quantized_conv(n);
   }
+  [[nodiscard]] auto clamp_attributes(id n) const {
+    return tick("clamp_attributes"), g.clamp_attributes(n);
+  }
+  [[nodiscard]] auto element_type(id n) const { return tick("element_type"), g.element_type(n); }
   // Mutations.
   id add_constant(std::span<const float> d, std::span<const std::int64_t> s) {
     return tick("add_constant"), g.add_constant(d, s);
@@ -119,6 +123,13 @@ struct hostile {
   id add_table(id input, std::span<const std::int8_t> v) {
     return tick("add_table"), g.add_table(input, v);
   }
+  id add_table(id input, std::span<const std::int16_t> v) {
+    return tick("add_table"), g.add_table(input, v);
+  }
+  id add_rescale(id input, const qfold::rescale_attributes& a,
+                 std::span<const qfold::scale_factor> s) {
+    return tick("add_rescale"), g.add_rescale(input, a, s);
+  }
   void set_operand(id n, std::size_t i, id v) { tick("set_operand"), g.set_operand(n, i, v); }
   void remove_last_operand(id n) { tick("remove_last_operand"), g.remove_last_operand(n); }
   void replace_uses(id o, id v) { tick("replace_uses"), g.replace_uses(o, v); }
@@ -129,5 +140,7 @@ struct hostile {
   }
 };
 static_assert(qfold::quantized_graph<hostile> && qfold::batch_norm_foldable_graph<hostile>);
+static_assert(qfold::rescale_mergeable_graph<hostile> && qfold::table_collapsible_graph<hostile> &&
+              qfold::detail::has_add_table16<hostile>);
 
 }  // namespace qfold_test

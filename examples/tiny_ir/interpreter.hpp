@@ -53,6 +53,11 @@ inline std::int64_t to_int(const graph::node& n, double d, std::int64_t lo, std:
                       std::to_string(hi));
   return static_cast<std::int64_t>(d);
 }
+// The values n's output can hold: its element type's range (int32 when it has none).
+inline qfold::dtype_range range_of(const graph& g, graph::node_id n) {
+  const auto t = g.at(n).element;
+  return qfold::range_of(t ? *t : qfold::dtype::int32);
+}
 inline std::int64_t to_int32(const graph::node& n, double d) {
   return to_int(n, d, std::numeric_limits<std::int32_t>::min(),
                 std::numeric_limits<std::int32_t>::max());
@@ -323,12 +328,59 @@ inline std::vector<double> evaluate(const graph& g, const std::vector<double>& i
           return static_cast<double>(r);
         });
         break;
+      case op_kind::sub:
+        out = detail::elementwise(g, n, v, [&](double a, double b) -> double {
+          const std::int64_t r = detail::to_int32(n, a) - detail::to_int32(n, b);
+          if (r < std::numeric_limits<std::int32_t>::min() ||
+              r > std::numeric_limits<std::int32_t>::max())
+            throw detail::fail(n, "the difference overflows int32");
+          return static_cast<double>(r);
+        });
+        break;
+      case op_kind::clamp: {  // TOSA CLAMP: the input's values, bounded
+        const qfold::dtype_range in = detail::range_of(g, n.inputs[0]);
+        map([&](double x, std::size_t) -> double {
+          const std::int64_t c = detail::to_int(n, x, in.lo, in.hi);
+          return static_cast<double>(c < n.clamp.min   ? n.clamp.min
+                                     : c > n.clamp.max ? n.clamp.max
+                                                       : c);
+        });
+        break;
+      }
+      case op_kind::cast: {  // TOSA CAST int -> int: sign-extend, or truncate to the low bits
+        const qfold::dtype_range in = detail::range_of(g, n.inputs[0]);
+        const qfold::dtype_range to = qfold::range_of(*n.element);
+        map([&](double x, std::size_t) -> double {
+          const std::int64_t c = detail::to_int(n, x, in.lo, in.hi);
+          if (c >= to.lo && c <= to.hi) return static_cast<double>(c);
+          const auto width = static_cast<std::uint64_t>(to.hi - to.lo) + 1;  // 2^bits
+          auto low = static_cast<std::uint64_t>(c) & (width - 1);
+          const bool is_signed = to.lo < 0;
+          return is_signed && low >= width / 2
+                     ? static_cast<double>(static_cast<std::int64_t>(low) -
+                                           static_cast<std::int64_t>(width))
+                     : static_cast<double>(low);
+        });
+        break;
+      }
       case op_kind::div:
         out = detail::elementwise(g, n, v, [](double a, double b) -> double {
           return static_cast<float>(a) / static_cast<float>(b);
         });
         break;
       case op_kind::table:
+        if (!n.table16.empty()) {  // TOSA int16: (base << 7) + slope * frac, slope REQUIRE
+          map([&](double x, std::size_t) -> double {
+            const std::int64_t c = detail::to_int(n, x, -32768, 32767);
+            const std::size_t index = detail::u((c + 32768) >> 7);
+            const std::int64_t frac = c & 0x7F;
+            const std::int64_t base = n.table16[index], slope = n.table16[index + 1] - base;
+            if (slope < -32768 || slope > 32767)
+              throw detail::fail(n, "an int16 table slope outside int16");
+            return static_cast<double>(base * 128 + slope * frac);
+          });
+          break;
+        }
         map([&](double x, std::size_t) -> double {
           return n.table[detail::u(detail::to_int(n, x, -128, 127) + 128)];
         });

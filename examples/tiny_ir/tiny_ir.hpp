@@ -52,6 +52,10 @@ class graph {
     std::vector<qfold::scale_factor> scales;  // one, or one per channel of the last axis
     int shift = 0;                            // an integer mul's TOSA shift
     std::vector<std::int8_t> table;           // 256 entries, indexed by code + 128
+    std::vector<std::int16_t> table16;        // an int16 TABLE's 513 knots (TOSA, output int32)
+    qfold::clamp_attributes clamp{};          // an integer clamp's bounds
+    std::optional<qfold::dtype> element;      // the output's element type (nullopt: float or
+                                              // unknown); an input's is declared, a cast's target
     std::optional<qfold::qparams> qparams;    // quantize / dequantize: their own; else annotation
     bool qparams_shared = false;
     std::vector<std::int64_t> view;  // permute: the permutation; slice: axis, start, end
@@ -61,9 +65,12 @@ class graph {
   };
 
   // --- Building --------------------------------------------------------------------------------
-  node_id input(std::string name, std::vector<std::int64_t> shape) {
+  // `type`: the input's element type when it holds integer codes (nullopt: float).
+  node_id input(std::string name, std::vector<std::int64_t> shape,
+                std::optional<qfold::dtype> type = std::nullopt) {
     node n = make(qfold::op_kind::input, std::move(name), {});
     n.shape = std::move(shape);
+    n.element = type;
     return add(std::move(n));
   }
   node_id constant(std::string name, std::vector<float> data, std::vector<std::int64_t> shape) {
@@ -139,6 +146,37 @@ class graph {
   node_id add(std::string name, node_id a, node_id b) {
     node n = make(qfold::op_kind::add, std::move(name), {a, b});
     n.integer = true;
+    return add(std::move(n));
+  }
+  // int32 a - b (overflow is an error when run); numpy broadcasting.
+  node_id sub(std::string name, node_id a, node_id b) {
+    node n = make(qfold::op_kind::sub, std::move(name), {a, b});
+    n.integer = true;
+    return add(std::move(n));
+  }
+  // TOSA CLAMP of integers to [lo, hi] (ERROR_IF lo > hi); the element type is the input's.
+  node_id clamp(std::string name, node_id x, std::int64_t lo, std::int64_t hi) {
+    if (lo > hi) throw std::invalid_argument("tiny: clamp " + name + ": lo > hi");
+    node n = make(qfold::op_kind::clamp, std::move(name), {x});
+    n.integer = true;
+    n.clamp = {lo, hi};
+    return add(std::move(n));
+  }
+  // TOSA CAST between integer types: a widening cast sign-extends (keeps the value), a narrowing
+  // one truncates to the low bits (two's complement wrap), as CAST.tosac defines.
+  node_id cast(std::string name, node_id x, qfold::dtype to) {
+    node n = make(qfold::op_kind::cast, std::move(name), {x});
+    n.integer = true;
+    n.element = to;
+    return add(std::move(n));
+  }
+  // int16 TABLE (TOSA): 513 knots, output int32 = (base << 7) + slope * frac, unrounded.
+  node_id table16(std::string name, node_id x, std::vector<std::int16_t> values) {
+    if (values.size() != 513)
+      throw std::invalid_argument("tiny: table16 " + name + ": wants exactly 513 values");
+    node n = make(qfold::op_kind::table, std::move(name), {x});
+    n.integer = true;
+    n.table16 = std::move(values);
     return add(std::move(n));
   }
   // float32 a * b and a / b; numpy broadcasting.
@@ -271,6 +309,11 @@ class graph {
       word(static_cast<std::uint64_t>(x.shift));
       word(x.table.size());
       bytes(x.table.data(), x.table.size());
+      word(x.table16.size());
+      bytes(x.table16.data(), x.table16.size() * sizeof(std::int16_t));
+      word(static_cast<std::uint64_t>(x.clamp.min));
+      word(static_cast<std::uint64_t>(x.clamp.max));
+      word(x.element ? static_cast<std::uint64_t>(*x.element) + 1 : 0);
       if (x.qparams) {
         const qfold::qparams& q = *x.qparams;
         word(std::bit_cast<std::uint64_t>(q.scale));
@@ -399,7 +442,11 @@ class graph {
     return {x.rescale, x.scales};
   }
   [[nodiscard]] int mul_shift(node_id n) const { return at(n).shift; }  // 0 unless integer mul
+  // An int8 TABLE's 256 entries (an int16 TABLE's knots are not exposed: passes refuse to read
+  // it, which is safe; they can still create one with add_table(int16)).
   [[nodiscard]] std::span<const std::int8_t> table_values(node_id n) const { return at(n).table; }
+  [[nodiscard]] qfold::clamp_attributes clamp_attributes(node_id n) const { return at(n).clamp; }
+  [[nodiscard]] std::optional<qfold::dtype> element_type(node_id n) const { return at(n).element; }
   [[nodiscard]] std::optional<qfold::qparams> qparams(node_id n) const { return at(n).qparams; }
   [[nodiscard]] bool qparams_shared(node_id n) const { return at(n).qparams_shared; }
   [[nodiscard]] std::optional<std::int64_t> view_axis(node_id n, std::int64_t axis) const {
@@ -438,6 +485,14 @@ class graph {
   }
   node_id add_table(node_id input, std::span<const std::int8_t> values) {
     return table("table" + std::to_string(nodes_.size()), input, {values.begin(), values.end()});
+  }
+  node_id add_table(node_id input, std::span<const std::int16_t> values) {
+    return table16("table" + std::to_string(nodes_.size()), input, {values.begin(), values.end()});
+  }
+  node_id add_rescale(node_id input, const qfold::rescale_attributes& a,
+                      std::span<const qfold::scale_factor> scales) {
+    return rescale("rescale" + std::to_string(nodes_.size()), input, a,
+                   {scales.begin(), scales.end()});
   }
   void set_qparams(node_id n, const qfold::qparams& q) {
     node& x = mut(n);
@@ -578,6 +633,7 @@ class graph {
       }
       case op_kind::mul:
       case op_kind::add:
+      case op_kind::sub:
       case op_kind::div: {
         if (n.shift < 0 || n.shift > 63) throw fail("mul: shift outside 0..63");
         auto r = broadcast(in(0), in(1));
@@ -651,6 +707,43 @@ class graph {
       if (zp < -128 || zp > 127) throw fail("qconv2d: weight zero point outside int8");
     valid_input_zero_point(n.name, n.input_zero_point);
   }
+  // The element type of n's output, when n is built.
+  std::optional<qfold::dtype> element_of(const node& n) const {
+    using qfold::op_kind;
+    switch (n.kind) {
+      case op_kind::input:
+      case op_kind::cast:
+        return n.element;
+      case op_kind::constant:
+        return n.integer ? std::optional<qfold::dtype>(n.type) : std::nullopt;
+      case op_kind::rescale: {
+        const qfold::rescale_attributes& a = n.rescale;
+        const bool u = a.output_unsigned;
+        if (a.output_type == qfold::int_type::i8)
+          return u ? qfold::dtype::uint8 : qfold::dtype::int8;
+        if (a.output_type == qfold::int_type::i16)
+          return u ? qfold::dtype::uint16 : qfold::dtype::int16;
+        if (a.output_type == qfold::int_type::i32) return qfold::dtype::int32;
+        return std::nullopt;
+      }
+      case op_kind::table:
+        return n.table16.empty() ? qfold::dtype::int8 : qfold::dtype::int32;
+      case op_kind::mul:
+      case op_kind::add:
+      case op_kind::sub:
+        return n.integer ? std::optional<qfold::dtype>(qfold::dtype::int32) : std::nullopt;
+      case op_kind::convolution:
+        return n.quantized ? std::optional<qfold::dtype>(qfold::dtype::int32) : std::nullopt;
+      case op_kind::quantize:
+        return n.qparams->type;
+      case op_kind::clamp:
+      case op_kind::view:
+      case op_kind::other:
+        return at(n.inputs[0]).element;
+      default:
+        return std::nullopt;  // float ops, dequantize
+    }
+  }
   node_id add(node n) {
     const auto id = static_cast<node_id>(nodes_.size());
     for (const node_id i : n.inputs) {
@@ -660,6 +753,7 @@ class graph {
     if (n.kind != qfold::op_kind::input && n.kind != qfold::op_kind::constant) n.shape = infer(n);
     if (n.kind == qfold::op_kind::view || n.kind == qfold::op_kind::other)
       n.integer = at(n.inputs[0]).integer;
+    n.element = element_of(n);
     for (const node_id i : n.inputs) mut(i).users.push_back(id);
     nodes_.push_back(std::move(n));
     return id;
@@ -671,5 +765,10 @@ class graph {
 
 static_assert(qfold::batch_norm_foldable_graph<graph>);
 static_assert(qfold::detail::check_quantized<graph>() && qfold::quantized_graph<graph>);
+static_assert(qfold::detail::check_merge_rescales<graph>() &&
+              qfold::rescale_mergeable_graph<graph>);
+static_assert(qfold::detail::check_collapse_to_table<graph>() &&
+              qfold::table_collapsible_graph<graph> && qfold::table_composable_graph<graph> &&
+              qfold::detail::has_add_table16<graph>);
 
 }  // namespace tiny

@@ -451,7 +451,9 @@ TEST_CASE("scale into quantize pass: every guard refuses and leaves the graph as
 TEST_CASE("standard pipeline: the passes the adapter supports, by name", "[graph]") {
   const auto p = qfold::standard_pipeline<tiny::graph>();
   CHECK(p.names() == std::vector<std::string>{"fold_batch_norm", "fold_scale_into_quantize",
-                                              "fold_dyt_alpha", "fold_dyt_affine"});
+                                              "fold_dyt_alpha", "fold_dyt_affine",
+                                              "fold_merge_rescales", "fold_compose_tables",
+                                              "fold_collapse_to_table"});
   // The names outlive the pipeline (they were views into it: a use after free under ASan).
   std::vector<std::string> copied;
   for (auto n : qfold::standard_pipeline<tiny::graph>().names()) copied.push_back(n);

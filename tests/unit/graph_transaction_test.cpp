@@ -99,6 +99,25 @@ const auto bn_pass = [](failing& g) { return qfold::fold_batch_norms(g); };
 const auto alpha_pass = [](failing& g) { return qfold::fold_dyt_alphas(g); };
 const auto affine_pass = [](failing& g) { return qfold::fold_dyt_affines(g); };
 const auto scale_pass = [](failing& g) { return qfold::fold_scales_into_quantize(g); };
+const auto merge_pass = [](failing& g) { return qfold::fold_merge_rescales(g); };
+const auto compose_pass = [](failing& g) { return qfold::fold_compose_tables(g); };
+const auto collapse_pass = [](failing& g) { return qfold::fold_collapse_to_tables(g); };
+
+qfold::rescale_attributes rescale_attrs(qfold::int_type in, qfold::int_type out,
+                                        std::int64_t izp = 0, std::int64_t ozp = 0) {
+  qfold::rescale_attributes a;
+  a.input_type = in;
+  a.output_type = out;
+  a.input_zp = izp;
+  a.output_zp = ozp;
+  return a;
+}
+std::vector<std::int8_t> ramp_table(int step) {
+  std::vector<std::int8_t> t(256);
+  for (int i = 0; i < 256; ++i)
+    t[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i * step) % 256 - 128);
+  return t;
+}
 
 one_site conv_bn(bool bias) {
   one_site s{bias ? "conv + bias + batch norm" : "conv without bias + batch norm", {}, {}};
@@ -170,7 +189,82 @@ one_site scale_before_annotation() {
   return s;
 }
 
+// RESCALE -> MUL by 3 -> RESCALE (merged into one RESCALE, with qparams copied), and a
+// per-channel pair.
+one_site rescale_pair(bool per_channel) {
+  one_site s{per_channel ? "per-channel RESCALE pair" : "RESCALE -> MUL -> RESCALE", {}, {}};
+  auto& g = s.g;
+  const std::int64_t channels = per_channel ? 2 : 1;
+  const id x = g.input("x", {256, channels}, qfold::dtype::int8);
+  auto a = rescale_attrs(qfold::int_type::i8, qfold::int_type::i32, 2);
+  a.per_channel = per_channel;
+  std::vector<qfold::scale_factor> sa{{1 << 30, 26}};
+  if (per_channel) sa.push_back({1 << 30, 27});
+  const id r1 = g.rescale("r1", x, a, sa);
+  const id k = g.int_constant("k", {3}, {1}, qfold::dtype::int32);
+  const id r2 =
+      g.rescale("r2", g.mul("mul", r1, k),
+                rescale_attrs(qfold::int_type::i32, qfold::int_type::i8, 0, 1), {{1 << 30, 36}});
+  g.set_output_qparams(r2, qfold::make_qparams(qfold::dtype::int8, 0.5, 1));
+  g.mark_output(r2);
+  for (int c = -128; c < 128; ++c)
+    for (std::int64_t ch = 0; ch < channels; ++ch) s.input.push_back(c);
+  return s;
+}
+
+one_site table_pair() {
+  one_site s{"TABLE -> TABLE", {}, {}};
+  const id x = s.g.input("x", {256}, qfold::dtype::int8);
+  const id t = s.g.table("t2", s.g.table("t1", x, ramp_table(3)), ramp_table(7));
+  s.g.set_output_qparams(t, qfold::make_qparams(qfold::dtype::int8, 0.1, 0));
+  s.g.mark_output(t);
+  for (int c = -128; c < 128; ++c) s.input.push_back(c);
+  return s;
+}
+
+// int8 -> RESCALE -> ADD -> SUB -> CLAMP -> RESCALE -> TABLE -> CAST, or the int16 chain that
+// becomes an int16 TABLE and its rounding RESCALE (two added nodes to roll back).
+one_site elementwise_chain(bool int16) {
+  one_site s{int16 ? "int16 chain into an int16 TABLE" : "int8 chain into one TABLE", {}, {}};
+  auto& g = s.g;
+  using qfold::int_type;
+  const id x =
+      g.input("x", {int16 ? 65536 : 256}, int16 ? qfold::dtype::int16 : qfold::dtype::int8);
+  const auto k = [&](std::int64_t v) { return g.int_constant("k", {v}, {1}, qfold::dtype::int32); };
+  if (int16) {
+    const id up = g.rescale("up", x, rescale_attrs(int_type::i16, int_type::i32), {{1 << 30, 30}});
+    const id down = g.rescale("down", g.mul("mul", up, k(2)),
+                              rescale_attrs(int_type::i32, int_type::i8), {{1 << 30, 38}});
+    g.mark_output(g.clamp("clamp", down, -90, 90));
+    for (int c = -32768; c < 32768; ++c) s.input.push_back(c);
+    return s;
+  }
+  const id up = g.rescale("up", x, rescale_attrs(int_type::i8, int_type::i32, 1), {{1 << 30, 28}});
+  const id mid = g.clamp("clamp", g.sub("sub", g.add("add", up, k(40)), k(9)), -300, 300);
+  const id down =
+      g.rescale("down", mid, rescale_attrs(int_type::i32, int_type::i8), {{1 << 30, 32}});
+  const id t = g.table("t", down, ramp_table(5));
+  g.mark_output(g.cast("cast", g.cast("wide", t, qfold::dtype::int32), qfold::dtype::int8));
+  for (int c = -128; c < 128; ++c) s.input.push_back(c);
+  return s;
+}
+
 }  // namespace
+
+TEST_CASE("transactions: merge rescales, a failure at every adapter call", "[graph][transaction]") {
+  every_failure(rescale_pair(false), merge_pass);
+  every_failure(rescale_pair(true), merge_pass);
+}
+
+TEST_CASE("transactions: compose tables, a failure at every adapter call", "[graph][transaction]") {
+  every_failure(table_pair(), compose_pass);
+}
+
+TEST_CASE("transactions: collapse to table, a failure at every adapter call",
+          "[graph][transaction]") {
+  every_failure(elementwise_chain(false), collapse_pass);
+  every_failure(elementwise_chain(true), collapse_pass);
+}
 
 TEST_CASE("transactions: batch norm, a failure at every adapter call", "[graph][transaction]") {
   every_failure(conv_bn(true), bn_pass);

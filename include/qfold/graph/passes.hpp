@@ -7,8 +7,11 @@
 #include <string_view>
 
 #include "qfold/graph/batch_norm_pass.hpp"
+#include "qfold/graph/collapse_to_table_pass.hpp"
+#include "qfold/graph/compose_tables_pass.hpp"
 #include "qfold/graph/dyt_affine_pass.hpp"
 #include "qfold/graph/dyt_alpha_pass.hpp"
+#include "qfold/graph/merge_rescales_pass.hpp"
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/scale_into_quantize_pass.hpp"
 #include "qfold/graph/traits.hpp"
@@ -74,9 +77,54 @@ struct dyt_affine_t {
   }
 };
 
+struct merge_rescales_t {
+  static constexpr std::string_view name = merge_rescales_pass_name;
+  template <class G>
+  static constexpr bool supports = rescale_mergeable_graph<G>;
+  template <class G>
+  static constexpr bool check() {
+    return detail::check_merge_rescales<G>();
+  }
+  template <class G>
+  constexpr report<node_id_t<G>> run(G& g) const {
+    return fold_merge_rescales(g);
+  }
+};
+
+struct compose_tables_t {
+  static constexpr std::string_view name = compose_tables_pass_name;
+  template <class G>
+  static constexpr bool supports = table_composable_graph<G>;
+  template <class G>
+  static constexpr bool check() {
+    return detail::check_compose_tables<G>();
+  }
+  template <class G>
+  constexpr report<node_id_t<G>> run(G& g) const {
+    return fold_compose_tables(g);
+  }
+};
+
+struct collapse_to_table_t {
+  static constexpr std::string_view name = collapse_to_table_pass_name;
+  template <class G>
+  static constexpr bool supports = table_collapsible_graph<G>;
+  template <class G>
+  static constexpr bool check() {
+    return detail::check_collapse_to_table<G>();
+  }
+  template <class G>
+  constexpr report<node_id_t<G>> run(G& g) const {
+    return fold_collapse_to_tables(g);
+  }
+};
+
 inline constexpr batch_norm_t batch_norm{};
 inline constexpr scale_into_quantize_t scale_into_quantize{};
 inline constexpr dyt_alpha_t dyt_alpha{};
 inline constexpr dyt_affine_t dyt_affine{};
+inline constexpr merge_rescales_t merge_rescales{};
+inline constexpr compose_tables_t compose_tables{};
+inline constexpr collapse_to_table_t collapse_to_table{};
 
 }  // namespace qfold::passes

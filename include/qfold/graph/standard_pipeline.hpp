@@ -1,5 +1,7 @@
 // Every qfold pass the adapter supports, registered by name in a pipeline in the order they
-// enable each other: batch norm, scale into quantize, DyT alpha, DyT affine.
+// enable each other: batch norm, scale into quantize, DyT alpha, DyT affine, then merge rescales,
+// compose tables, collapse to table (after the DyT passes: a collapse would otherwise take the
+// RESCALE -> TABLE ends of DyT sites, and composed tables make longer chains to collapse).
 #pragma once
 
 #include "qfold/graph/passes.hpp"
@@ -25,6 +27,9 @@ pipeline<G> standard_pipeline(scale_into_quantize_options scale_options = {}) {
   detail::add_if_supported(p, passes::scale_into_quantize_t{scale_options});
   detail::add_if_supported(p, passes::dyt_alpha);
   detail::add_if_supported(p, passes::dyt_affine);
+  detail::add_if_supported(p, passes::merge_rescales);
+  detail::add_if_supported(p, passes::compose_tables);
+  detail::add_if_supported(p, passes::collapse_to_table);
   return p;
 }
 

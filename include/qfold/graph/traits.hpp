@@ -348,12 +348,31 @@ concept has_quantized_mutation = requires(G& g, node_id_t<G> n, std::span<const 
   ir_traits<G>::set_conv_input_zero_point(g, n, std::int64_t{0});
 };
 template <class G>
-concept has_add_table16 = requires(G& g, node_id_t<G> n, std::span<const std::int16_t> t) {
+concept calls_add_table8 = requires(G& g, node_id_t<G> n, std::span<const std::int8_t> t) {
+  ir_traits<G>::add_table(g, n, t);
+};
+template <class G>
+concept has_add_table8 = calls_add_table8<G> &&
+    requires(G& g, node_id_t<G> n, std::span<const std::int8_t> t) {
   { ir_traits<G>::add_table(g, n, t) } -> std::convertible_to<node_id_t<G>>;
 };
 template <class G>
-concept has_add_rescale = requires(G& g, node_id_t<G> n, const rescale_attributes& a,
-                                   std::span<const scale_factor> s) {
+concept calls_add_table16 = requires(G& g, node_id_t<G> n, std::span<const std::int16_t> t) {
+  ir_traits<G>::add_table(g, n, t);
+};
+template <class G>
+concept has_add_table16 = calls_add_table16<G> &&
+    requires(G& g, node_id_t<G> n, std::span<const std::int16_t> t) {
+  { ir_traits<G>::add_table(g, n, t) } -> std::convertible_to<node_id_t<G>>;
+};
+template <class G>
+concept calls_add_rescale = requires(G& g, node_id_t<G> n, const rescale_attributes& a,
+                                     std::span<const scale_factor> s) {
+  ir_traits<G>::add_rescale(g, n, a, s);
+};
+template <class G>
+concept has_add_rescale = calls_add_rescale<G> &&
+    requires(G& g, node_id_t<G> n, const rescale_attributes& a, std::span<const scale_factor> s) {
   { ir_traits<G>::add_rescale(g, n, a, s) } -> std::convertible_to<node_id_t<G>>;
 };
 template <class G>
@@ -395,6 +414,17 @@ template <class G>
 concept integer_graph = mutable_graph<G> && detail::has_int_constant<G> &&
     detail::has_output_shape<G> && detail::has_rescale<G> && detail::has_mul_shift<G> &&
     detail::table_values_ok<G> && detail::has_qparams<G> && detail::has_qparams_shared<G>;
+// What the rescale-merging pass reads and changes: integer graphs that can create a RESCALE.
+template <class G>
+concept rescale_mergeable_graph = integer_graph<G> && detail::has_add_rescale<G>;
+// What the table-composing pass reads and changes: integer graphs that can create an int8 TABLE.
+template <class G>
+concept table_composable_graph = integer_graph<G> && detail::has_add_table8<G>;
+// What the collapse-to-table pass reads and changes: the above, integer clamps and element types
+// (an int16 chain needs the optional add_table(int16) and add_rescale points too).
+template <class G>
+concept table_collapsible_graph = table_composable_graph<G> && detail::has_clamp_attributes<G> &&
+    detail::has_element_type<G> &&(!detail::calls_add_table16<G> || detail::has_add_table16<G>);
 // What the DyT passes read and change: the above, views and integer convolutions.
 template <class G>
 concept quantized_graph = quantize_foldable_graph<G> && integer_graph<G> &&
@@ -540,6 +570,57 @@ constexpr bool check_quantized() {
     static_assert(has_quantized_mutation<G>,
                   "qfold: the mutation points add_int_constant, add_table, "
                   "set_conv_input_zero_point of ir_traits<G> are missing");
+  }
+  return true;
+}
+template <class G>
+constexpr bool check_add_rescale() {
+  static_assert(calls_add_rescale<G>,
+                "qfold: ir_traits<G>::add_rescale(g, input, attributes, scales) is missing");
+  static_assert(!calls_add_rescale<G> || has_add_rescale<G>,
+                "qfold: ir_traits<G>::add_rescale(g, input, attributes, scales): wrong return "
+                "type: expected a node id");
+  return true;
+}
+template <class G>
+constexpr bool check_add_table8() {
+  static_assert(
+      calls_add_table8<G>,
+      "qfold: ir_traits<G>::add_table(g, input, std::span<const std::int8_t>) is missing");
+  static_assert(!calls_add_table8<G> || has_add_table8<G>,
+                "qfold: ir_traits<G>::add_table(g, input, std::span<const std::int8_t>): wrong "
+                "return type: expected a node id");
+  return true;
+}
+template <class G>
+constexpr bool check_merge_rescales() {
+  check_integer<G>();
+  if constexpr (has_node_id<G>) check_add_rescale<G>();
+  return true;
+}
+template <class G>
+constexpr bool check_compose_tables() {
+  check_integer<G>();
+  if constexpr (has_node_id<G>) check_add_table8<G>();
+  return true;
+}
+template <class G>
+constexpr bool check_collapse_to_table() {
+  check_compose_tables<G>();
+  if constexpr (has_node_id<G>) {
+    static_assert(calls_clamp_attributes<G>,
+                  "qfold: ir_traits<G>::clamp_attributes(g, n) is missing");
+    static_assert(!calls_clamp_attributes<G> || has_clamp_attributes<G>,
+                  "qfold: ir_traits<G>::clamp_attributes(g, n): wrong return type: expected "
+                  "qfold::clamp_attributes");
+    static_assert(calls_element_type<G>, "qfold: ir_traits<G>::element_type(g, n) is missing");
+    static_assert(!calls_element_type<G> || has_element_type<G>,
+                  "qfold: ir_traits<G>::element_type(g, n): wrong return type: expected "
+                  "std::optional<qfold::dtype>");
+    static_assert(!calls_add_table16<G> || has_add_table16<G>,
+                  "qfold: ir_traits<G>::add_table(g, input, std::span<const std::int16_t>): "
+                  "wrong return type: expected a node id (or leave it out: int16 chains are "
+                  "then refused)");
   }
   return true;
 }

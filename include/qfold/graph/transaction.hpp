@@ -30,7 +30,8 @@ constexpr void reserve_one_more(V& v) {
 // The contract with the adapter (docs/adapting-your-ir.md, "Transactions"):
 // - every mutation point either does all it says or throws having changed nothing;
 // - erase(g, n) of a node without readers does not throw;
-// - the inverses used here undo what they invert: erase of an added node (no readers left),
+// - the inverses used here undo what they invert: erase of an added node (no readers left;
+//   add_constant, add_int_constant, add_table of either width, add_rescale),
 //   set_operand back to the previous operand, remove_last_operand after an append,
 //   set_qparams / set_conv_input_zero_point back to the previous value.
 // replace_uses has no inverse through the points (graph outputs cannot be read back), so it is
@@ -65,6 +66,14 @@ class transaction {
   }
   constexpr id add_table(id input, std::span<const std::int8_t> values) {
     return added([&] { return T::add_table(g_, input, values); });
+  }
+  // A 513-entry int16 TABLE (the optional int16 add_table point).
+  constexpr id add_table(id input, std::span<const std::int16_t> values) {
+    return added([&] { return T::add_table(g_, input, values); });
+  }
+  constexpr id add_rescale(id input, const rescale_attributes& a,
+                           std::span<const scale_factor> scales) {
+    return added([&] { return T::add_rescale(g_, input, a, scales); });
   }
 
   // Operand i of n becomes v; i == n's operand count appends.
