@@ -794,6 +794,7 @@ class graph {
       throw std::logic_error("qfold_tosa: replace_uses with a value of another type (" +
                              detail::type_string(old.getType()) + " by " +
                              detail::type_string(v.getType()) + ")");
+    if (block_ == nullptr) throw std::logic_error("qfold_tosa: a function without a body");
     mlir::Operation* first = nullptr;
     for (mlir::OpOperand& use : old.getUses()) {
       mlir::Operation* user = block_->findAncestorOpInBlock(*use.getOwner());
@@ -937,6 +938,7 @@ class graph {
   // adapter made move, and only when their own operands dominate `user`; otherwise it throws
   // before anything changed.
   mlir::Operation* must_move(mlir::Value v, mlir::Operation* user) const {
+    if (block_ == nullptr) throw std::logic_error("qfold_tosa: a function without a body");
     mlir::Operation* in_block = block_->findAncestorOpInBlock(*user);
     if (in_block == nullptr) throw std::logic_error("qfold_tosa: a reader outside the function");
     mlir::Operation* def = v.getDefiningOp();
