@@ -576,3 +576,44 @@ TEST_CASE("tosa adapter: a failure at any mutation rolls the DyT alpha site back
     REQUIRE(fail_at < 10);
   }
 }
+
+TEST_CASE("tosa adapter: unsigned and int48 RESCALE types", "[tosa]") {
+  fixture f(R"(
+func.func @f(%arg0: tensor<4xi16>, %arg1: tensor<4xui16>, %arg2: tensor<4xi48>, %arg3: tensor<4xui8>) -> (tensor<4xui16>, tensor<4xi16>, tensor<4xi32>, tensor<4xi8>) {
+  %0 = "tosa.rescale"(%arg0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824>, output_zp = 32768 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<4xi16>) -> tensor<4xui16>
+  %1 = "tosa.rescale"(%arg1) {double_round = false, input_zp = 32768 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<4xui16>) -> tensor<4xi16>
+  %2 = "tosa.rescale"(%arg2) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 16384>, output_zp = 0 : i32, per_channel = false, scale32 = false, shift = array<i32: 14>} : (tensor<4xi48>) -> tensor<4xi32>
+  %3 = "tosa.rescale"(%arg3) {double_round = false, input_zp = 128 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<4xui8>) -> tensor<4xi8>
+  return %0, %1, %2, %3 : tensor<4xui16>, tensor<4xi16>, tensor<4xi32>, tensor<4xi8>
+}
+)");
+  REQUIRE(f.module);
+  G g(f.func());
+  CHECK(g.problems().empty());
+  const auto a0 = g.rescale(f.value("tosa.rescale", 0)).attributes;
+  CHECK(a0.output_type == qfold::int_type::i16);
+  CHECK(a0.output_unsigned);
+  CHECK(a0.output_zp == 32768);
+  const auto a1 = g.rescale(f.value("tosa.rescale", 1)).attributes;
+  CHECK(a1.input_unsigned);
+  CHECK(a1.input_zp == 32768);
+  const auto a2 = g.rescale(f.value("tosa.rescale", 2)).attributes;
+  CHECK(a2.input_type == qfold::int_type::i48);
+  CHECK(!a2.scale32);
+  const auto a3 = g.rescale(f.value("tosa.rescale", 3)).attributes;
+  CHECK(a3.input_type == qfold::int_type::i8);
+  CHECK(a3.input_unsigned);
+  CHECK(g.element_type(f.value("tosa.rescale", 0)) == qfold::dtype::uint16);
+  CHECK(!g.element_type(f.func().getArgument(2)));  // i48
+}
+
+TEST_CASE("tosa adapter: the tool's passes are the standard pipeline's", "[tosa]") {
+  // Every pass the standard pipeline runs on this adapter, but scale-into-quantize (TOSA has no
+  // quantize op), each registered as --qfold-<name>.
+  std::vector<std::string> expected;
+  for (const auto& n : qfold::standard_pipeline<G>().names())
+    if (n != qfold::scale_into_quantize_pass_name) expected.emplace_back(n);
+  CHECK(qfold_tosa::pass_names() == expected);
+  CHECK(qfold_tosa::pass_names().front() == qfold::dyt_alpha_pass_name);
+  CHECK(qfold_tosa::mlir_pass_argument("fold_dyt_alpha") == "qfold-fold-dyt-alpha");
+}
