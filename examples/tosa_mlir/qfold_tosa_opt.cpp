@@ -51,8 +51,9 @@ exact passes: a site is folded only where the result is bit for bit the same on 
 otherwise refused with a reason. The module is verified before and after.
 
   IN            the module; - reads standard input
-  -o OUT        write the folded module to OUT (default: standard output), through a temporary
-                file next to OUT (next to its target if OUT is a symbolic link) and a rename
+  -o OUT        write the folded module to OUT (default, and -o -: standard output), through a
+                temporary file next to OUT (next to its target if OUT is a symbolic link) and a
+                rename
   --dry-run     fold in memory and report; write nothing
   --json        the report as JSON on standard output (then the module needs -o, or --dry-run)
   --pass NAME   run only this pass (repeatable; default: all, in this order):
@@ -143,6 +144,7 @@ std::optional<options> parse_arguments(int argc, char** argv) {
     }
   }
   if (!has_input) throw tool_error(exit_usage, "expected IN.mlir (or - for standard input)");
+  if (o.has_output && o.output == "-") o.has_output = false;  // -o -: standard output
   if (o.json && !o.has_output && !o.dry_run)
     throw tool_error(exit_usage,
                      "--json prints the report on standard output: give -o OUT for the module "

@@ -452,6 +452,9 @@ struct rescale_info {
   std::span<const std::int32_t> multipliers, shifts;
 };
 
+// One func.func seen by qfold. Make one graph per function at a time and change the function
+// only through it while it lives: it caches what it read (op kinds, conv zero points) until its
+// next change.
 class graph {
  public:
   using node_id = mlir::Value;

@@ -9,7 +9,8 @@ set(out "${WORK}/out.mlir")
 
 # run(<expected exit code> args...): runs the tool; sets rc, stdout, stderr.
 macro(run expect)
-  execute_process(COMMAND "${TOOL}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE stdout
+  execute_process(COMMAND "${TOOL}" ${ARGN} WORKING_DIRECTORY "${WORK}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE stdout
                   ERROR_VARIABLE stderr ${run_input})
   if(NOT rc STREQUAL "${expect}")
     message(FATAL_ERROR "${CASE}: exit ${rc}, expected ${expect}\nstdout: ${stdout}\nstderr: ${stderr}")
@@ -60,6 +61,12 @@ elseif(CASE STREQUAL "fold_stdin_stdout")
   expect_in("${stdout}" "^module {")
   expect_not_in("${stdout}" "tosa.mul")
   expect_in("${stderr}" "<stdin>: 2720 bytes -> <stdout>:")
+  set(run_input)
+  run(0 "${dyt}" -o -)  # -o -: standard output, as mlir-opt
+  expect_in("${stdout}" "^module {")
+  if(EXISTS "${WORK}/-")
+    message(FATAL_ERROR "${CASE}: -o - wrote a file called -")
+  endif()
 elseif(CASE STREQUAL "json")
   run(0 "${dyt}" --json -o "${out}")
   string(JSON folded GET "${stdout}" folded)
