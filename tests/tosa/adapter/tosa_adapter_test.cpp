@@ -9,6 +9,7 @@
 #include <mlir/IR/Verifier.h>
 #include <mlir/Parser/Parser.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <new>
@@ -616,4 +617,89 @@ TEST_CASE("tosa adapter: the tool's passes are the standard pipeline's", "[tosa]
   CHECK(qfold_tosa::pass_names() == expected);
   CHECK(qfold_tosa::pass_names().front() == qfold::dyt_alpha_pass_name);
   CHECK(qfold_tosa::mlir_pass_argument("fold_dyt_alpha") == "qfold-fold-dyt-alpha");
+}
+
+// --- DyT affine: TABLE -> (RESCALE * RESCALE(gamma)) -> RESCALE -> (RESCALE + RESCALE(beta)) ->
+// RESCALE -> conv2d, every RESCALE an identity, gamma 2 and beta 3 per channel: a = 2 t + 3
+// exactly, so the affine folds into the conv (weights 1 -> 2, bias + 3 * 2 per output channel).
+namespace {
+std::string affine_module() {
+  std::string table;
+  for (int i = 0; i < 256; ++i)
+    table += (i != 0 ? ", " : "") + std::to_string(std::clamp(i - 128, -60, 60));
+  const std::string A = "tensor<1x2x2x2xi8>", A32 = "tensor<1x2x2x2xi32>", S = "tensor<1x1x1x2xi8>",
+                    S32 = "tensor<1x1x1x2xi32>", one = "1073741824";
+  return "func.func @affine(%arg0: " + A + ") -> tensor<1x2x2x2xi32> {\n" +
+         "  %table = \"tosa.const\"() {value = dense<[" + table +
+         "]> : tensor<256xi8>} : () -> tensor<256xi8>\n" +
+         "  %gamma = \"tosa.const\"() {value = dense<2> : " + S + "} : () -> " + S + "\n" +
+         "  %beta = \"tosa.const\"() {value = dense<3> : " + S + "} : () -> " + S + "\n" +
+         "  %w = \"tosa.const\"() {value = dense<1> : tensor<2x1x1x2xi8>} : () -> "
+         "tensor<2x1x1x2xi8>\n" +
+         "  %b = \"tosa.const\"() {value = dense<[10, -20]> : tensor<2xi32>} : () -> "
+         "tensor<2xi32>\n" +
+         "  %t = \"tosa.table\"(%arg0, %table) : (" + A + ", tensor<256xi8>) -> " + A + "\n" +
+         "  %rt = " + rescale("%t", 0, 0, 1073741824, 30, A, A32) + "\n" +
+         "  %rg = " + rescale("%gamma", 0, 0, 1073741824, 30, S, S32) + "\n" +
+         "  %m = \"tosa.mul\"(%rt, %rg) {shift = 0 : i32} : (" + A32 + ", " + S32 + ") -> " + A32 +
+         "\n" + "  %rp = " + rescale("%m", 0, 0, 1073741824, 30, A32, A) + "\n" +
+         "  %rs = " + rescale("%rp", 0, 0, 1073741824, 30, A, A32) + "\n" +
+         "  %rb = " + rescale("%beta", 0, 0, 1073741824, 30, S, S32) + "\n" +
+         "  %a = \"tosa.add\"(%rs, %rb) : (" + A32 + ", " + S32 + ") -> " + A32 + "\n" +
+         "  %rsum = " + rescale("%a", 0, 0, 1073741824, 30, A32, A) + "\n" +
+         "  %c = \"tosa.conv2d\"(%rsum, %w, %b) {dilation = array<i64: 1, 1>, pad = array<i64: 0, "
+         "0, 0, 0>, quantization_info = #tosa.conv_quant<input_zp = 0, weight_zp = 0>, stride = "
+         "array<i64: 1, 1>} : (" +
+         A + ", tensor<2x1x1x2xi8>, tensor<2xi32>) -> tensor<1x2x2x2xi32>\n" +
+         "  return %c : tensor<1x2x2x2xi32>\n}\n";
+}
+}  // namespace
+
+TEST_CASE("tosa adapter: the DyT affine site folds into the conv2d", "[tosa]") {
+  fixture f(affine_module());
+  REQUIRE(f.module);
+  REQUIRE(G(f.func()).problems().empty());
+  const auto sites =
+      qfold_tosa::fold_function(f.func(), {std::string(qfold::dyt_affine_pass_name)});
+  REQUIRE(sites.size() == 1);
+  INFO(sites[0].reason << " " << sites[0].message);
+  REQUIRE(sites[0].folded);
+  CHECK(mlir::succeeded(mlir::verify(*f.module)));
+  G g(f.func());
+  const auto conv = f.value("tosa.conv2d");
+  const auto ops = g.operands(conv);
+  CHECK(g.kind(ops[0]) == op_kind::table);  // the conv reads the TABLE
+  const auto w = g.int_constant(ops[1]);
+  const auto b = g.int_constant(ops[2]);
+  REQUIRE(w);
+  REQUIRE(b);
+  CHECK(to_vector(w->data) == std::vector<std::int64_t>(4, 2));
+  CHECK(to_vector(b->data) == std::vector<std::int64_t>{16, -14});
+  CHECK(g.quantized_conv(conv)->input_zero_point == 0);
+  CHECK(f.count("tosa.mul") == 0);
+  CHECK(f.count("tosa.add") == 0);
+  CHECK(f.count("tosa.rescale") == 0);
+  CHECK(f.count("tosa.const") == 3);  // table, new weights, new bias
+}
+
+TEST_CASE("tosa adapter: a failure at any mutation rolls the DyT affine site back", "[tosa]") {
+  for (int fail_at = 0;; ++fail_at) {
+    fixture f(affine_module());
+    REQUIRE(f.module);
+    const std::string before = f.print();
+    G g(f.func());
+    failing w{g, fail_at};
+    const auto report = qfold::fold_dyt_affines(w);
+    g.collect_garbage();
+    REQUIRE(report.sites.size() == 1);
+    CHECK(mlir::succeeded(mlir::verify(*f.module)));
+    if (report.sites[0].folded()) {
+      CHECK(w.calls <= fail_at);
+      CHECK(f.print() != before);
+      break;
+    }
+    CHECK(report.sites[0].rejected->code == qfold::reason::adapter_failure);
+    CHECK(f.print() == before);
+    REQUIRE(fail_at < 20);
+  }
 }
