@@ -185,6 +185,9 @@ void print_json(std::ostream& os, const options& o, std::size_t input_bytes,
   os << "\n}\n";
 }
 
+// Set once the output is being written: an exception from then on is a write failure (exit 3).
+bool writing = false;
+
 int run(const options& o, mlir::DialectRegistry& registry) {
   const auto buffer = read_input(o.input);
   const std::size_t input_bytes = buffer->getBufferSize();
@@ -214,6 +217,7 @@ int run(const options& o, mlir::DialectRegistry& registry) {
     for (auto& s : qfold_tosa::fold_function(f, o.passes)) sites.push_back(std::move(s));
   }
   // From here on, a failure is about the output.
+  writing = true;
   if (mlir::failed(mlir::verify(*module)))
     throw tool_error(exit_write,
                      "internal error: the folded module fails the verifier (see above); nothing "
@@ -290,13 +294,15 @@ int main(int argc, char** argv) {
     std::cerr << "qfold-tosa-opt: error: " << e.what() << "\n";
     return e.code();
   } catch (const std::bad_alloc&) {
-    std::cerr << "qfold-tosa-opt: error: out of memory\n";
-    return exit_bad_input;
+    std::cerr << "qfold-tosa-opt: error: out of memory while "
+              << (writing ? "writing the output" : "reading or folding the module") << "\n";
+    return writing ? exit_write : exit_bad_input;
   } catch (const std::exception& e) {
-    std::cerr << "qfold-tosa-opt: error: " << e.what() << "\n";
-    return exit_bad_input;
+    std::cerr << "qfold-tosa-opt: error: " << (writing ? "while writing: " : "while folding: ")
+              << e.what() << "\n";
+    return writing ? exit_write : exit_bad_input;
   } catch (...) {
     std::cerr << "qfold-tosa-opt: error: unknown exception\n";
-    return exit_bad_input;
+    return writing ? exit_write : exit_bad_input;
   }
 }
