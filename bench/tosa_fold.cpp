@@ -6,9 +6,9 @@
 //   of the adapter's standard pipeline on every function, verify, print);
 // - alternating: both in each iteration, one after the other, so that a shared machine's load
 //   hits both alike; counters: each one's mean time and their ratio (sums, and the median of the
-//   per-iteration ratios);
+//   per-iteration ratios), and the ratio of their thread CPU times (cpu_ratio);
 // - pass/<name>: one pass alone (the passes before it in the pipeline run untimed first, as the
-//   affine pass needs the alpha pass's tables), and its time per site it reported.
+//   affine pass needs the alpha pass's tables), and its wall and CPU time per site it reported.
 // Every iteration makes a fresh MLIRContext (attributes are uniqued in it: parsing the same module
 // twice into one context would find its constants already there), as a process does.
 #include <benchmark/benchmark.h>
@@ -21,6 +21,7 @@
 #include <mlir/IR/Verifier.h>
 #include <mlir/InitAllDialects.h>
 #include <mlir/Parser/Parser.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -116,6 +117,13 @@ fold_totals qfold_once() {
 double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
+// This thread's CPU time (the folds run on one thread: the contexts are single-threaded), which
+// other processes on a shared machine do not inflate as they do wall time.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 void parse_verify_print(benchmark::State& state) {
   if (!have_module(state)) return;
@@ -136,15 +144,19 @@ void qfold_tosa_opt_path(benchmark::State& state) {
 // Both paths in every iteration; the iteration's time is qfold's (manual time).
 void alternating(benchmark::State& state) {
   if (!have_module(state)) return;
-  double base_sum = 0, qfold_sum = 0;
+  double base_sum = 0, qfold_sum = 0, base_cpu = 0, qfold_cpu = 0;
   std::vector<double> ratios;
   for (auto _ : state) {
     auto start = clock_type::now();
+    double cpu = thread_cpu_seconds();
     benchmark::DoNotOptimize(baseline_once());
     const double base = seconds_since(start);
+    base_cpu += thread_cpu_seconds() - cpu;
     start = clock_type::now();
+    cpu = thread_cpu_seconds();
     benchmark::DoNotOptimize(qfold_once());
     const double q = seconds_since(start);
+    qfold_cpu += thread_cpu_seconds() - cpu;
     state.SetIterationTime(q);
     base_sum += base;
     qfold_sum += q;
@@ -156,6 +168,7 @@ void alternating(benchmark::State& state) {
   state.counters["baseline_ms"] = 1e3 * base_sum / static_cast<double>(n);
   state.counters["qfold_ms"] = 1e3 * qfold_sum / static_cast<double>(n);
   state.counters["ratio"] = qfold_sum / base_sum;
+  state.counters["cpu_ratio"] = qfold_cpu / base_cpu;
   state.counters["ratio_median"] =
       n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
 }
@@ -167,7 +180,7 @@ void one_pass(benchmark::State& state, const std::string& name) {
   const auto names = qfold_tosa::pass_names();
   const std::vector<std::string> before(names.begin(), std::find(names.begin(), names.end(), name));
   std::size_t sites = 0, folded = 0;
-  double total = 0;
+  double total = 0, total_cpu = 0;
   for (auto _ : state) {
     const auto context = new_context();
     auto m = parse(*context);
@@ -178,20 +191,24 @@ void one_pass(benchmark::State& state, const std::string& name) {
     }
     sites = folded = 0;
     const auto start = clock_type::now();
+    const double cpu = thread_cpu_seconds();
     for (const auto f : functions)
       for (const auto& s : qfold_tosa::fold_function(f, {name})) {
         ++sites;
         folded += s.folded ? 1 : 0;
       }
     const double t = seconds_since(start);
+    total_cpu += thread_cpu_seconds() - cpu;
     state.SetIterationTime(t);
     total += t;
   }
   state.counters["sites"] = static_cast<double>(sites);
   state.counters["folded"] = static_cast<double>(folded);
-  if (sites > 0 && state.iterations() > 0)
-    state.counters["us_per_site"] =
-        1e6 * total / static_cast<double>(state.iterations()) / static_cast<double>(sites);
+  if (sites > 0 && state.iterations() > 0) {
+    const double per = 1e6 / static_cast<double>(state.iterations()) / static_cast<double>(sites);
+    state.counters["us_per_site"] = total * per;
+    state.counters["cpu_us_per_site"] = total_cpu * per;
+  }
 }
 
 const bool registered = [] {
