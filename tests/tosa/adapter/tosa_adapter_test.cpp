@@ -7,15 +7,19 @@
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/IR/MLIRContext.h>
 #include <mlir/IR/Verifier.h>
+#include <mlir/InitAllDialects.h>
 #include <mlir/Parser/Parser.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <new>
 #include <qfold/arith/rescale.hpp>
 #include <qfold/graph/dyt_alpha_pass.hpp>
 #include <qfold/graph/standard_pipeline.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,13 +43,19 @@ struct fixture {
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
 
-  explicit fixture(const std::string& text) {
+  explicit fixture(const std::string& text, bool all_dialects = false)
+      : context(registry(all_dialects)) {
     context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect>();
     context.getDiagEngine().registerHandler([](mlir::Diagnostic& d) {
       llvm::errs() << "diagnostic: " << d.str() << "\n";  // a test module that does not parse
       return mlir::success();
     });
     module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+  }
+  static mlir::DialectRegistry registry(bool all) {
+    mlir::DialectRegistry r;
+    if (all) mlir::registerAllDialects(r);  // the executor modules print with vector, scf...
+    return r;
   }
   mlir::func::FuncOp func() { return *module->getOps<mlir::func::FuncOp>().begin(); }
   // The result of the k-th op called `name` in the function's body.
@@ -496,8 +506,10 @@ namespace {
 struct failing {
   G& g;
   int fail_at = -1, calls = 0;
+  int* shared = nullptr;  // a count across several graphs (one per function), if given
   void tick() {
-    if (calls++ == fail_at) throw std::bad_alloc();
+    int& n = shared != nullptr ? *shared : calls;
+    if (n++ == fail_at) throw std::bad_alloc();
   }
 };
 }  // namespace
@@ -537,6 +549,17 @@ struct qfold::ir_traits<failing> {
     f.tick();
     return T::add_table(f.g, in, v);
   }
+  static node_id add_table(failing& f, node_id in, std::span<const std::int16_t> v) {
+    f.tick();
+    return T::add_table(f.g, in, v);
+  }
+  static node_id add_rescale(failing& f, node_id in, const qfold::rescale_attributes& a,
+                             std::span<const qfold::scale_factor> s) {
+    f.tick();
+    return T::add_rescale(f.g, in, a, s);
+  }
+  static auto element_type(const failing& f, node_id n) { return T::element_type(f.g, n); }
+  static auto clamp_attributes(const failing& f, node_id n) { return T::clamp_attributes(f.g, n); }
   static void set_operand(failing& f, node_id n, std::size_t i, node_id v) {
     f.tick();
     T::set_operand(f.g, n, i, v);
@@ -701,5 +724,78 @@ TEST_CASE("tosa adapter: a failure at any mutation rolls the DyT affine site bac
     CHECK(report.sites[0].rejected->code == qfold::reason::adapter_failure);
     CHECK(f.print() == before);
     REQUIRE(fail_at < 20);
+  }
+}
+
+// Every pass of the standard pipeline over the executor tests' modules (tests/tosa/modules), with
+// a failure injected at every mutation in turn: the module still verifies, every failed site is
+// reported as such, no constant is left without a reader, and a run whose failure point is never
+// reached prints what a clean run prints.
+TEST_CASE("tosa adapter: failures injected into the whole pipeline on real modules", "[tosa]") {
+  static_assert(qfold::quantized_graph<failing>);
+  std::vector<std::filesystem::path> modules;
+  for (const auto& e : std::filesystem::directory_iterator(QFOLD_TOSA_MODULES_DIR))
+    if (e.path().extension() == ".mlir" &&
+        e.path().filename().string().find(".model_folded") == std::string::npos)
+      modules.push_back(e.path());
+  std::sort(modules.begin(), modules.end());
+  REQUIRE(!modules.empty());
+  const auto unused_constants = [](fixture& f) {
+    std::size_t n = 0;
+    f.module->walk([&](mlir::Operation* op) {
+      n += op->getName().getStringRef() == "tosa.const" && op->use_empty() ? 1u : 0u;
+    });
+    return n;
+  };
+  for (const auto& path : modules) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto run = [&](int fail_at, std::string& printed, int& calls, std::size_t& unused,
+                         std::size_t& failed) {
+      fixture f(text.str(), true);
+      REQUIRE(f.module);
+      failed = 0;
+      calls = 0;
+      for (mlir::func::FuncOp fn : f.module->getOps<mlir::func::FuncOp>()) {
+        G g(fn);
+        REQUIRE(g.problems().empty());
+        failing w{g, fail_at, 0, &calls};
+        const auto report = qfold::standard_pipeline<failing>().run(w);
+        g.collect_garbage();
+        for (const auto& site : report.sites)
+          failed +=
+              site.rejected && site.rejected->code == qfold::reason::adapter_failure ? 1u : 0u;
+      }
+      CHECK(mlir::succeeded(mlir::verify(*f.module)));
+      printed = f.print();
+      unused = unused_constants(f);
+    };
+    INFO(path.filename().string());
+    std::string clean;
+    int total = 0;
+    std::size_t unused = 0, failed = 0;
+    run(-1, clean, total, unused, failed);
+    CHECK(failed == 0);
+    const std::size_t unused_before = [&] {
+      fixture f(text.str(), true);
+      return unused_constants(f);
+    }();
+    CHECK(unused == unused_before);
+    // Every call for small modules; about 60 spread over the calls for the larger ones.
+    const int stride = std::max(1, total / 60);
+    for (int fail_at = 0; fail_at <= total; fail_at += stride) {
+      INFO("failure at mutation " << fail_at << " of " << total);
+      std::string printed;
+      int calls = 0;
+      run(fail_at, printed, calls, unused, failed);
+      CHECK(unused == unused_before);
+      if (fail_at >= calls) {
+        CHECK(failed == 0);
+        CHECK(printed == clean);
+      } else {
+        CHECK(failed >= 1);
+      }
+    }
   }
 }
