@@ -219,8 +219,9 @@ class transaction {
   // constant its add_table made with it, unless another node reads that constant.
   constexpr void erase_added(id n) {
     if constexpr (!detail::calls_table_values<G>) {
-      if (T::kind(g_, n) == op_kind::table && std::ranges::size(T::operands(g_, n)) == 2) {
-        const id table = *std::ranges::next(std::ranges::begin(T::operands(g_, n)), 1);
+      const auto ops = T::operands(g_, n);  // a range by value (a vector) is not borrowed
+      if (T::kind(g_, n) == op_kind::table && std::ranges::size(ops) == 2) {
+        const id table = *std::ranges::next(std::ranges::begin(ops), 1);
         T::erase(g_, n);
         if (T::use_count(g_, table) == 0) T::erase(g_, table);
         return;
