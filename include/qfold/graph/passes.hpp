@@ -19,21 +19,38 @@
 namespace qfold::passes {
 
 // A pass value P has: P::name; P::supports<G> (G's adapter models what the pass needs);
-// P::check<G>() (static_asserts naming what it lacks); p.run(g).
-struct batch_norm_t {
-  static constexpr std::string_view name = batch_norm_pass_name;
-  template <class G>
-  static constexpr bool supports = batch_norm_foldable_graph<G>;
-  template <class G>
-  static constexpr bool check() {
-    return detail::check_batch_norm_foldable<G>();
-  }
-  template <class G>
-  constexpr report<node_id_t<G>> run(G& g) const {
-    return fold_batch_norms(g);
-  }
-};
+// P::check<G>() (static_asserts naming what it lacks); p.run(g). One definition for the passes
+// without options:
+#define QFOLD_DETAIL_PASS_VALUE(value, pass_name, capability, checker, fold) \
+  struct value##_t {                                                         \
+    static constexpr std::string_view name = pass_name;                      \
+    template <class G>                                                       \
+    static constexpr bool supports = capability<G>;                          \
+    template <class G>                                                       \
+    static constexpr bool check() {                                          \
+      return detail::checker<G>();                                           \
+    }                                                                        \
+    template <class G>                                                       \
+    constexpr report<node_id_t<G>> run(G& g) const {                         \
+      return fold(g);                                                        \
+    }                                                                        \
+  };                                                                         \
+  inline constexpr value##_t value{};
+QFOLD_DETAIL_PASS_VALUE(batch_norm, batch_norm_pass_name, batch_norm_foldable_graph,
+                        check_batch_norm_foldable, fold_batch_norms)
+QFOLD_DETAIL_PASS_VALUE(dyt_alpha, dyt_alpha_pass_name, quantized_graph, check_quantized,
+                        fold_dyt_alphas)
+QFOLD_DETAIL_PASS_VALUE(dyt_affine, dyt_affine_pass_name, quantized_graph, check_quantized,
+                        fold_dyt_affines)
+QFOLD_DETAIL_PASS_VALUE(merge_rescales, merge_rescales_pass_name, rescale_mergeable_graph,
+                        check_merge_rescales, fold_merge_rescales)
+QFOLD_DETAIL_PASS_VALUE(compose_tables, compose_tables_pass_name, table_composable_graph,
+                        check_compose_tables, fold_compose_tables)
+QFOLD_DETAIL_PASS_VALUE(collapse_to_table, collapse_to_table_pass_name, table_collapsible_graph,
+                        check_collapse_to_table, fold_collapse_to_tables)
+#undef QFOLD_DETAIL_PASS_VALUE
 
+// Scale into quantize takes options: passes::scale_into_quantize_t{options}.
 struct scale_into_quantize_t {
   static constexpr std::string_view name = scale_into_quantize_pass_name;
   scale_into_quantize_options options{};
@@ -48,83 +65,6 @@ struct scale_into_quantize_t {
     return fold_scales_into_quantize(g, options);
   }
 };
-
-struct dyt_alpha_t {
-  static constexpr std::string_view name = dyt_alpha_pass_name;
-  template <class G>
-  static constexpr bool supports = quantized_graph<G>;
-  template <class G>
-  static constexpr bool check() {
-    return detail::check_quantized<G>();
-  }
-  template <class G>
-  constexpr report<node_id_t<G>> run(G& g) const {
-    return fold_dyt_alphas(g);
-  }
-};
-
-struct dyt_affine_t {
-  static constexpr std::string_view name = dyt_affine_pass_name;
-  template <class G>
-  static constexpr bool supports = quantized_graph<G>;
-  template <class G>
-  static constexpr bool check() {
-    return detail::check_quantized<G>();
-  }
-  template <class G>
-  constexpr report<node_id_t<G>> run(G& g) const {
-    return fold_dyt_affines(g);
-  }
-};
-
-struct merge_rescales_t {
-  static constexpr std::string_view name = merge_rescales_pass_name;
-  template <class G>
-  static constexpr bool supports = rescale_mergeable_graph<G>;
-  template <class G>
-  static constexpr bool check() {
-    return detail::check_merge_rescales<G>();
-  }
-  template <class G>
-  constexpr report<node_id_t<G>> run(G& g) const {
-    return fold_merge_rescales(g);
-  }
-};
-
-struct compose_tables_t {
-  static constexpr std::string_view name = compose_tables_pass_name;
-  template <class G>
-  static constexpr bool supports = table_composable_graph<G>;
-  template <class G>
-  static constexpr bool check() {
-    return detail::check_compose_tables<G>();
-  }
-  template <class G>
-  constexpr report<node_id_t<G>> run(G& g) const {
-    return fold_compose_tables(g);
-  }
-};
-
-struct collapse_to_table_t {
-  static constexpr std::string_view name = collapse_to_table_pass_name;
-  template <class G>
-  static constexpr bool supports = table_collapsible_graph<G>;
-  template <class G>
-  static constexpr bool check() {
-    return detail::check_collapse_to_table<G>();
-  }
-  template <class G>
-  constexpr report<node_id_t<G>> run(G& g) const {
-    return fold_collapse_to_tables(g);
-  }
-};
-
-inline constexpr batch_norm_t batch_norm{};
 inline constexpr scale_into_quantize_t scale_into_quantize{};
-inline constexpr dyt_alpha_t dyt_alpha{};
-inline constexpr dyt_affine_t dyt_affine{};
-inline constexpr merge_rescales_t merge_rescales{};
-inline constexpr compose_tables_t compose_tables{};
-inline constexpr collapse_to_table_t collapse_to_table{};
 
 }  // namespace qfold::passes
