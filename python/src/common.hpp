@@ -132,7 +132,9 @@ std::vector<py::ssize_t> shape_of(const py::array& a);
 // element, in C order, that does not fit T).
 template <class T>
 py::array_t<T, py::array::c_style> int_array_as(py::handle obj, std::string_view what) {
-  const py::array a = as_array(obj, what);
+  py::array a = as_array(obj, what);
+  // numpy.asarray([]) is float64: an empty list is as good an empty integer array as any.
+  if (a.size() == 0 && !py::isinstance<py::array>(obj)) a = py::array_t<T>(shape_of(a));
   return visit_int(a, what,
                    [&]<class S>(py::array_t<S, py::array::c_style | py::array::forcecast> src)
                        -> py::array_t<T, py::array::c_style> {
