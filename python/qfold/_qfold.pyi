@@ -1,0 +1,247 @@
+"""Typed stubs of qfold._qfold (the pybind11 module; re-exported by ``qfold``)."""
+from typing import Iterator, Optional, Sequence, Tuple, Union, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from . import chain as chain
+from . import cmsis_nn as cmsis_nn
+from . import executorch as executorch
+from . import gemmlowp as gemmlowp
+from . import tflite as tflite
+
+__version__: str
+
+ArrayLike = npt.ArrayLike  # ndarrays, lists, anything with __array__ or numpy() (torch tensors)
+IntArray = npt.NDArray[np.integer]
+DType = Union[str, np.dtype, type]
+
+# --- errors ------------------------------------------------------------------------------------
+class Error(ValueError):
+    """A qfold::error: .code is the errc name, .message names the input, .index the element."""
+    code: str
+    message: str
+    index: Optional[int]
+
+class NegativeMultiplier(Error): ...
+class MultiplierOutOfRange(Error): ...
+class ShiftOutOfRange(Error): ...
+class ValueOutOfRange(Error): ...
+class ResultOutOfRange(Error): ...
+class DivisorZero(Error): ...
+class ScaleNegative(Error): ...
+class ScaleNan(Error): ...
+class ScaleInfinite(Error): ...
+class ScaleTooLarge(Error): ...
+class ScaleZero(Error): ...
+class IllegalType(Error): ...
+class IllegalZeroPoint(Error): ...
+class IllegalAttributes(Error): ...
+class SizeMismatch(Error): ...
+class ZeroPointOutOfRange(Error): ...
+class EmptyRange(Error): ...
+class NotFinite(Error): ...
+class NotExact(Error): ...
+class SizeOverflow(Error): ...
+class InvalidShape(Error): ...
+class ScaleSubnormal(Error): ...
+
+# --- shared value types ------------------------------------------------------------------------
+class ScaleFactor:
+    """A TOSA multiplier/shift pair: multiplier * 2**-shift."""
+    multiplier: int
+    shift: int
+    def __init__(self, multiplier: int, shift: int) -> None: ...
+    def to_float(self) -> float: ...
+    def __iter__(self) -> Iterator[int]: ...
+
+class QParams:
+    """real = scale * (code - zero_point), codes in [qmin, qmax] within dtype."""
+    scale: float
+    zero_point: int
+    qmin: int
+    qmax: int
+    dtype: str
+    def __init__(self, scale: float, zero_point: int = 0, dtype: DType = "int8",
+                 qmin: Optional[int] = None, qmax: Optional[int] = None) -> None: ...
+    def validate(self) -> None: ...
+
+class Rejection:
+    """A refused fold (falsy): reason, message, index of the first failing element or None."""
+    @property
+    def reason(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def index(self) -> Optional[int]: ...
+    def __bool__(self) -> bool: ...
+
+class Rescale:
+    """One TOSA RESCALE; call it on an int or an array."""
+    def __init__(self, multiplier: Union[int, ScaleFactor, Sequence[int], Sequence[ScaleFactor]],
+                 shift: Union[None, int, Sequence[int]] = None, *, input_type: str = "i8",
+                 output_type: str = "i8", input_zp: int = 0, output_zp: int = 0,
+                 scale32: bool = True, rounding: str = "single_round",
+                 per_channel: Optional[bool] = None, input_unsigned: bool = False,
+                 output_unsigned: bool = False) -> None: ...
+    input_type: str
+    output_type: str
+    input_zp: int
+    output_zp: int
+    scale32: bool
+    rounding: str
+    per_channel: bool
+    input_unsigned: bool
+    output_unsigned: bool
+    scales: list[ScaleFactor]
+    multiplier: int
+    shift: int
+    def validate(self) -> None: ...
+    @overload
+    def __call__(self, values: int) -> int: ...
+    @overload
+    def __call__(self, values: ArrayLike) -> IntArray: ...
+
+# --- arith ---------------------------------------------------------------------------------------
+def multiplier_shift(scale: float, bits: int = 32, tie: str = "half_even") -> ScaleFactor: ...
+def reciprocal_scale(divisor: int) -> ScaleFactor: ...
+@overload
+def apply_scale_32(value: int, multiplier: int, shift: int, double_round: bool = False) -> int: ...
+@overload
+def apply_scale_32(value: ArrayLike, multiplier: int, shift: int,
+                   double_round: bool = False) -> npt.NDArray[np.int32]: ...
+@overload
+def apply_scale_16(value: int, multiplier: int, shift: int) -> int: ...
+@overload
+def apply_scale_16(value: ArrayLike, multiplier: int, shift: int) -> npt.NDArray[np.int32]: ...
+def rescale(values: Union[int, ArrayLike],
+            multiplier: Union[int, ScaleFactor, Sequence[int], Sequence[ScaleFactor]],
+            shift: Union[None, int, Sequence[int]] = None, *, output_dtype: DType = "int8",
+            input_zp: int = 0, output_zp: int = 0, scale32: Optional[bool] = None,
+            rounding: str = "single_round", per_channel: Optional[bool] = None,
+            input_type: Optional[str] = None) -> Union[int, IntArray]: ...
+@overload
+def mul(a: int, b: int, shift: int = 0) -> int: ...
+@overload
+def mul(a: ArrayLike, b: Union[int, ArrayLike], shift: int = 0) -> npt.NDArray[np.int32]: ...
+def requantize(flavour: str, x: Union[int, ArrayLike], multiplier: int,
+               shift: int) -> Union[int, npt.NDArray[np.int32]]: ...
+
+# --- tables --------------------------------------------------------------------------------------
+def functions() -> list[str]: ...
+def table8(function: str, in_qparams: QParams, out_qparams: QParams,
+           convention: str = "executorch", *, alpha: float = 1.0, negative_slope: float = 0.01,
+           approximate: str = "none") -> IntArray: ...
+
+class ExecutorchInt16Table:
+    @property
+    def table(self) -> npt.NDArray[np.int16]: ...
+    rshift: int
+    rescale: ScaleFactor
+
+def executorch_int16_table(function: str, in_qparams: QParams, out_qparams: QParams, *,
+                           alpha: float = 1.0, negative_slope: float = 0.01,
+                           approximate: str = "none") -> ExecutorchInt16Table: ...
+def tflite_int16_table(function: str, in_qparams: QParams, out_qparams: QParams, *,
+                       alpha: float = 1.0, negative_slope: float = 0.01,
+                       approximate: str = "none") -> npt.NDArray[np.int16]: ...
+def validate_int16_table(table: ArrayLike) -> None: ...
+def lookup(table: ArrayLike, codes: Union[int, ArrayLike],
+           input_dtype: Optional[DType] = None) -> Union[int, IntArray]: ...
+def lookup16(table: ArrayLike, codes: Union[int, ArrayLike],
+             rounding: str = "tosa") -> Union[int, IntArray]: ...
+def to_tflite_order(table: ArrayLike) -> npt.NDArray[np.int8]: ...
+def from_tflite_order(values: ArrayLike) -> npt.NDArray[np.int8]: ...
+
+# --- exact ---------------------------------------------------------------------------------------
+class RescaleSpace:
+    def __init__(self, *, input_type: str = "i8", output_type: str = "i8",
+                 input_unsigned: bool = False, output_unsigned: bool = False,
+                 scale32: bool = True, allow_double_round: bool = True,
+                 input_zero_points: Sequence[int] = ()) -> None: ...
+    input_type: str
+    output_type: str
+    input_zero_points: list[int]
+
+class Witness:
+    input: int
+    expected: int
+    actual: int
+
+class AffineMap:
+    slope: int
+    offset: int
+    def __call__(self, x: int) -> int: ...
+
+class SaturatedAffineMap:
+    line: AffineMap
+    lo: int
+    hi: int
+    first: int
+    last: int
+    def __call__(self, x: int) -> int: ...
+
+class Classification:
+    kind: str  # identity, constant, affine, rescale, saturated_affine, none
+    affine: Optional[AffineMap]
+    saturated: Optional[SaturatedAffineMap]
+    rescale: Optional[Rescale]
+    affine_miss: Optional[Witness]
+    saturated_miss: Optional[Witness]
+    rescale_miss: Optional[Witness]
+
+class LineFit:
+    line: Optional[AffineMap]
+    miss: Optional[Witness]
+
+class MergeReport:
+    merged: Optional[Rescale]
+    naive: Rescale
+    max_deviation: int
+    first_difference: Optional[Witness]
+    exact: bool
+
+def classify(values: ArrayLike, lo: int = -128,
+             space: Optional[RescaleSpace] = None) -> Classification: ...
+def classify_channels(values: ArrayLike, lo: int = -128,
+                      space: Optional[RescaleSpace] = None) -> list[Classification]: ...
+def synthesize_rescale(values: ArrayLike, lo: int = -128,
+                       space: Optional[RescaleSpace] = None) -> Optional[Rescale]: ...
+def fit_line(x: ArrayLike, y: ArrayLike) -> LineFit: ...
+def merge_rescales(steps: Sequence[object], lo: int = -128, hi: int = 127,
+                   space: Optional[RescaleSpace] = None) -> MergeReport: ...
+def domain_of(qparams: QParams) -> Tuple[int, int]: ...
+
+# --- folds ---------------------------------------------------------------------------------------
+def fold_batch_norm(weight: ArrayLike, bias: Optional[ArrayLike], mean: ArrayLike,
+                    var: ArrayLike, gamma: ArrayLike, beta: ArrayLike, eps: float = 1e-5, *,
+                    kind: str = "conv", layout: str = "o_i_s", groups: int = 1,
+                    training: bool = False
+                    ) -> Union[Tuple[npt.NDArray[np.floating], npt.NDArray[np.floating]],
+                               Rejection]: ...
+def fold_dyt_alpha(*, activation: Tuple[int, int], activation_rescale: Rescale,
+                   alpha_rescale: Rescale, alpha: int, mul_shift: int, output_rescale: Rescale,
+                   tanh_input: Tuple[int, int],
+                   tanh_table: ArrayLike) -> Union[npt.NDArray[np.int8], Rejection]: ...
+def dyt_alpha_qparams_line_up(activation: QParams, activation_rescale: Rescale,
+                              tanh_input: QParams,
+                              output_rescale: Rescale) -> Optional[Rejection]: ...
+
+class DytAffinePlan:
+    action: str  # fold, bypass_affine, bypass_gamma
+    weights: Optional[npt.NDArray[np.int64]]
+    bias: Optional[npt.NDArray[np.int64]]
+    input_zero_point: int
+
+def fold_dyt_affine(*, table: ArrayLike, table_zero_point: int, table_rescale: Rescale,
+                    gamma_rescale: Rescale, gamma: ArrayLike, mul_shift: int,
+                    product_rescale: Rescale, scaled_rescale: Rescale, beta_rescale: Rescale,
+                    beta: ArrayLike, sum_rescale: Rescale, weights: ArrayLike,
+                    weight_layout: str = "o_i_s", groups: int = 1,
+                    weight_zero_points: ArrayLike = ..., weight_dtype: DType = "int8",
+                    bias: Optional[ArrayLike] = None, input_zero_point: int = 0,
+                    padded: bool = False) -> Union[DytAffinePlan, Rejection]: ...
+def fold_scale_into_quantize(op: str, c: float, qparams: QParams, exactness: str = "bit_exact",
+                             real: str = "float32") -> Union[QParams, Rejection]: ...
+def prove_requantize_identity(op: str, c: float, in_qparams: QParams, out_qparams: QParams,
+                              convention: str = "executorch") -> Optional[Rejection]: ...

@@ -1,0 +1,9 @@
+"""qfold.executorch: ExecuTorch's scale derivations (arith/executorch.hpp)."""
+from ._qfold import ScaleFactor
+from .tflite import QuantizedMultiplier
+
+def arm_multiplier_and_shift(scale: float, bits: int = 32) -> ScaleFactor: ...
+def cortex_m_quantize_multiplier(scale: float) -> QuantizedMultiplier: ...
+def cortex_m_quantize_multiplier_for_cmsis_nn(scale: float,
+                                              rounding: str = "double_round"
+                                              ) -> QuantizedMultiplier: ...
