@@ -13,6 +13,7 @@
 
 #include "catch_compat.hpp"
 #include "elementwise_reference.hpp"
+#include "tiny_ir/blocks.hpp"
 #include "tiny_ir/interpreter.hpp"
 #include "tiny_ir/tiny_ir.hpp"
 
@@ -342,4 +343,37 @@ TEST_CASE("collapse to table: random chains (fixed seed)", "[graph][collapse]") 
   }
   CHECK(folded > 50);
   CHECK(refused > 5);
+}
+
+TEST_CASE("collapse to table: a chain through an int16 TABLE it cannot read is refused",
+          "[graph][collapse]") {
+  tiny::graph g;
+  const id x = g.input("x", {65536}, qfold::dtype::int16);
+  std::vector<std::int16_t> knots(513);
+  for (std::size_t i = 0; i < knots.size(); ++i) knots[i] = static_cast<std::int16_t>(i);
+  const id t = g.table16("t16", x, knots);
+  const id r = g.rescale("r", t, attrs(int_type::i32, int_type::i8), {{1 << 30, 37}});
+  g.mark_output(g.clamp("c", r, -20, 20));
+  rejects(g, pass, reason::invalid_shape);  // tiny does not expose an int16 TABLE's knots
+}
+
+TEST_CASE("collapse to table: the standard pipeline lets the DyT alpha pass take its site first",
+          "[graph][collapse]") {
+  tiny::graph g;
+  const id x = g.input("x", {256}, qfold::dtype::int8);
+  const id t = tiny::blocks::dyt_alpha(g, "dyt", x, {});
+  g.mark_output(g.clamp("after", t, -100, 100));  // a chain continues after the tanh table
+  const auto input = codes(-128, 127);
+  const auto before = tiny::evaluate(g, input);
+  const auto r = qfold::standard_pipeline<tiny::graph>().run(g);
+  std::size_t dyt = 0, collapsed = 0;
+  for (const auto& s : r.sites) {
+    dyt += s.pass == qfold::dyt_alpha_pass_name && s.folded() ? 1u : 0u;
+    collapsed += s.pass == qfold::collapse_to_table_pass_name && s.folded() ? 1u : 0u;
+  }
+  CHECK(dyt == 1);
+  CHECK(collapsed == 1);  // the new tanh table and the clamp become one table
+  CHECK(same(tiny::evaluate(g, input), before));
+  CHECK(count_kind(g, qfold::op_kind::table) == 1);
+  CHECK(count_kind(g, qfold::op_kind::clamp) == 0);
 }

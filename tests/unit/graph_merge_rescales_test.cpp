@@ -315,3 +315,20 @@ TEST_CASE("merge rescales: random pairs (fixed seed), folded or refused with a m
   CHECK(folded > 20);
   CHECK(refused > 20);
 }
+
+TEST_CASE("merge rescales: the IR-free fold refuses per-channel counts that differ",
+          "[graph][merge]") {
+  auto a = attrs(int_type::i8, int_type::i32);
+  auto b = attrs(int_type::i32, int_type::i8);
+  a.per_channel = b.per_channel = true;
+  const std::vector<scale_factor> four(4, unit), two(2, {1 << 30, 31});
+  qfold::rescale_merge_plan plan;
+  const auto r = qfold::fold_merge_rescales({{a, four}, std::nullopt, {b, two}}, plan);
+  REQUIRE(r);
+  CHECK(r->code == reason::channel_mismatch);
+  // Both per channel with the same count: one scale per channel, checked on every code.
+  const std::vector<scale_factor> four_down(4, {1 << 30, 31});
+  CHECK_FALSE(qfold::fold_merge_rescales({{a, four}, std::nullopt, {b, four_down}}, plan));
+  CHECK(plan.scales.size() == 4);
+  CHECK(plan.attributes.per_channel);
+}

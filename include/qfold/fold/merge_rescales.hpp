@@ -114,6 +114,8 @@ namespace detail {
       const auto merged = merge_rescales(d, chain, space);
       if (!merged) {
         const error& e = merged.error();
+        if (e.code == errc::size_overflow)
+          return rejection{reason::allocation_failure, e.message, rejection::no_index};
         if (e.index == error::no_index)
           return rejection{reason::unsupported_rescale, e.message, rejection::no_index};
         return detail::step_failure(e, c * d.size() + e.index);
