@@ -106,7 +106,13 @@ void bind_types(py::module_& m) {
       .def_readonly("hi", &qfold::saturated_affine_map::hi)
       .def_readonly("first", &qfold::saturated_affine_map::first)
       .def_readonly("last", &qfold::saturated_affine_map::last)
-      .def("__call__", [](const qfold::saturated_affine_map& f, std::int64_t x) { return f(x); });
+      .def("__call__", [](const qfold::saturated_affine_map& f, std::int64_t x) { return f(x); })
+      .def("__repr__", [](const qfold::saturated_affine_map& f) {
+        return "SaturatedAffineMap(slope=" + std::to_string(f.line.slope) +
+               ", offset=" + std::to_string(f.line.offset) + ", lo=" + std::to_string(f.lo) +
+               ", hi=" + std::to_string(f.hi) + ", first=" + std::to_string(f.first) +
+               ", last=" + std::to_string(f.last) + ")";
+      });
   py::class_<qfold::classification>(
       m, "Classification",
       "What an integer map is over its domain (kind: identity, constant, affine, rescale, "
@@ -160,7 +166,11 @@ void bind_types(py::module_& m) {
       .def_property_readonly(
           "first_difference",
           [](const qfold::merge_report& r) { return optional_witness(r.first_difference); })
-      .def_property_readonly("exact", &qfold::merge_report::exact);
+      .def_property_readonly("exact", &qfold::merge_report::exact)
+      .def("__repr__", [](const qfold::merge_report& r) {
+        return std::string("MergeReport(exact=") + (r.exact() ? "True" : "False") +
+               ", max_deviation=" + std::to_string(r.max_deviation) + ")";
+      });
 }
 }  // namespace
 

@@ -165,7 +165,9 @@ void bind_folds(py::module_& m) {
       .def_readonly("action", &py_dyt_affine_plan::action)
       .def_readonly("weights", &py_dyt_affine_plan::weights)
       .def_readonly("bias", &py_dyt_affine_plan::bias)
-      .def_readonly("input_zero_point", &py_dyt_affine_plan::input_zero_point);
+      .def_readonly("input_zero_point", &py_dyt_affine_plan::input_zero_point)
+      .def("__repr__",
+           [](const py_dyt_affine_plan& p) { return "DytAffinePlan(action='" + p.action + "')"; });
   m.def(
       "fold_dyt_affine",
       [](py::handle table, std::int64_t table_zero_point, py::handle table_rescale,
