@@ -155,17 +155,12 @@ namespace detail {
 // differ only where scaled + output_zp leaves int32 (reachable with scale16 / int48 input).
 enum class zero_point_add : std::uint8_t { checked, wrapping };
 
-namespace checked {
-// One element. Errors: invalid attributes or scale (see validate), input outside its type,
-// apply_scale requirements (value range for scale32, int32 result for scale16), and int32
-// overflow when adding output_zp (the reference model's REQUIRE) unless zp_add is wrapping.
-[[nodiscard]] constexpr result<std::int32_t> rescale_value(const rescale_attributes& a,
-                                                           scale_factor s, std::int64_t in,
-                                                           zero_point_add zp_add) {
-  if (zp_add != zero_point_add::checked && zp_add != zero_point_add::wrapping)
-    return fail(errc::illegal_attributes, "rescale: unknown zero_point_add");
-  if (auto ok = validate(a); !ok) return ok.error();
-  if (auto ok = validate(a, s); !ok) return ok.error();
+namespace detail {
+// One element of a RESCALE whose attributes and scale passed validate(a) and validate(a, s): the
+// per-element checks only (a proof that evaluates one RESCALE on every code validates it once).
+[[nodiscard]] constexpr result<std::int32_t> rescale_validated(const rescale_attributes& a,
+                                                               scale_factor s, std::int64_t in,
+                                                               zero_point_add zp_add) {
   if (!a.input_range().contains(in))
     return fail(errc::value_out_of_range, "rescale: input outside its type");
   const std::int64_t v =
@@ -182,6 +177,21 @@ namespace checked {
   // Clamp with signed comparisons, as the reference model does: negatives become 0 when unsigned.
   const int_range out = a.output_range();
   return static_cast<std::int32_t>(clamp(r, out.lo, out.hi));
+}
+}  // namespace detail
+
+namespace checked {
+// One element. Errors: invalid attributes or scale (see validate), input outside its type,
+// apply_scale requirements (value range for scale32, int32 result for scale16), and int32
+// overflow when adding output_zp (the reference model's REQUIRE) unless zp_add is wrapping.
+[[nodiscard]] constexpr result<std::int32_t> rescale_value(const rescale_attributes& a,
+                                                           scale_factor s, std::int64_t in,
+                                                           zero_point_add zp_add) {
+  if (zp_add != zero_point_add::checked && zp_add != zero_point_add::wrapping)
+    return fail(errc::illegal_attributes, "rescale: unknown zero_point_add");
+  if (auto ok = validate(a); !ok) return ok.error();
+  if (auto ok = validate(a, s); !ok) return ok.error();
+  return detail::rescale_validated(a, s, in, zp_add);
 }
 [[nodiscard]] constexpr result<std::int32_t> rescale_value(const rescale_attributes& a,
                                                            scale_factor s, std::int64_t in) {

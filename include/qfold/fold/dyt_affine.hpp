@@ -67,7 +67,7 @@ struct dyt_affine_plan {
 namespace detail {
 // (t, g, a) for every distinct table value t (ascending) and every channel, channel-major.
 struct dyt_affine_values {
-  std::vector<std::int64_t> t, g, a;
+  std::vector<std::int64_t> t, t32, g, a;  // distinct table values, their RESCALE, per channel
 };
 
 [[nodiscard]] constexpr std::optional<rejection> evaluate_dyt_affine(const dyt_affine_site& s,
@@ -77,22 +77,28 @@ struct dyt_affine_values {
     if (std::find(v.t.begin(), v.t.end(), t) == v.t.end()) v.t.push_back(t);
   }
   std::sort(v.t.begin(), v.t.end());
+  // Every RESCALE passed check_rescale (validated, per tensor): only per-element checks remain.
   const auto rescale = [](const rescale_view& r, std::int64_t x) {
-    return checked::rescale_value(r.attributes, r.scales[0], x);
+    return rescale_validated(r.attributes, r.scales[0], x, zero_point_add::checked);
   };
+  v.t32.clear();
   for (std::size_t c = 0; c < s.gamma.size(); ++c) {
     const auto g32 = rescale(s.gamma_rescale, s.gamma[c]);
     const auto b32 = rescale(s.beta_rescale, s.beta[c]);
     if (!g32 || !b32)
       return rejection{reason::unsupported_rescale, "the gamma or beta RESCALE fails", c};
-    for (const std::int64_t t : v.t) {
-      const auto t32 = rescale(s.table_rescale, t);
+    for (std::size_t i = v.t32.size(); c == 0 && i < v.t.size(); ++i) {  // once: no channel in it
+      const auto t32 = rescale(s.table_rescale, v.t[i]);
       if (!t32) return rejection{reason::unsupported_rescale, "the table RESCALE fails", c};
+      v.t32.push_back(*t32);
+    }
+    for (const std::int64_t t32 : v.t32) {
       // Unlike the alpha pattern, an int32 overflow refuses even with shift 0 (checked, not
       // wrapped): a wrapped gamma product is never what a DyT layer means.
-      if (s.mul_shift == 0 && !fits_int32(std::int64_t{*t32} * *g32))
+      if (s.mul_shift == 0 && !fits_int32(t32 * *g32))
         return rejection{reason::overflow, "table * gamma overflows int32", c};
-      const auto product = checked::mul<std::int32_t>(*t32, *g32, s.mul_shift);
+      const auto product =
+          checked::mul<std::int32_t>(static_cast<std::int32_t>(t32), *g32, s.mul_shift);
       if (!product) return rejection{reason::overflow, "table * gamma leaves int32", c};
       const auto g = rescale(s.product_rescale, *product);
       const auto g_32 = g ? rescale(s.scaled_rescale, *g) : g;

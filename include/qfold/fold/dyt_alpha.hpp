@@ -97,20 +97,22 @@ namespace detail {
   if (s.mul_shift < 0 || s.mul_shift > 63)
     return rejection{reason::unsupported, "MUL shift outside 0..63"};
 
+  // Each RESCALE passed check_rescale (validated): the loop needs the per-element checks only.
+  constexpr auto zp = zero_point_add::checked;
   const auto alpha32 =
-      checked::rescale_value(s.alpha_rescale.attributes, s.alpha_rescale.scales[0], s.alpha);
+      detail::rescale_validated(s.alpha_rescale.attributes, s.alpha_rescale.scales[0], s.alpha, zp);
   if (!alpha32) return rejection{reason::unsupported_rescale, "the alpha RESCALE fails on alpha"};
   for (std::int64_t c = s.activation.lo; c <= s.activation.hi; ++c) {
     const auto entry = static_cast<std::size_t>(c + 128);
-    const auto a32 =
-        checked::rescale_value(s.activation_rescale.attributes, s.activation_rescale.scales[0], c);
+    const auto a32 = detail::rescale_validated(s.activation_rescale.attributes,
+                                               s.activation_rescale.scales[0], c, zp);
     if (!a32)
       return rejection{reason::unsupported_rescale, "the activation RESCALE fails on a code",
                        entry};
     const auto p = checked::mul<std::int32_t>(*a32, *alpha32, s.mul_shift);
     if (!p) return rejection{reason::overflow, "the MUL's shifted product leaves int32", entry};
     const auto q =
-        checked::rescale_value(s.output_rescale.attributes, s.output_rescale.scales[0], *p);
+        detail::rescale_validated(s.output_rescale.attributes, s.output_rescale.scales[0], *p, zp);
     if (!q) return rejection{reason::unsupported_rescale, "the output RESCALE fails", entry};
     if (!s.tanh_input.contains(*q))
       return rejection{reason::out_of_range,
