@@ -19,6 +19,7 @@
 
 #include "qfold/fold/collapse_to_table.hpp"
 #include "qfold/fold/rejection.hpp"
+#include "qfold/graph/merge_rescales_pass.hpp"
 #include "qfold/graph/pattern.hpp"
 #include "qfold/graph/read.hpp"
 #include "qfold/graph/report.hpp"
@@ -197,9 +198,13 @@ template <class G>
   constexpr std::int32_t min32 = std::numeric_limits<std::int32_t>::min();
   constexpr std::int32_t max32 = std::numeric_limits<std::int32_t>::max();
   switch (T::kind(g, n)) {
-    case op_kind::mul:
-      push(chain::mul{k32, T::mul_shift(g, n), true});
+    case op_kind::mul: {
+      const auto shift = T::mul_shift(g, n);  // any integer (or a type convertible to int)
+      if (!detail::fits_int(shift))
+        return rejection{reason::unsupported, "a MUL's shift is outside 0..63"};
+      push(chain::mul{k32, static_cast<int>(shift), true});
       break;
+    }
     case op_kind::add:
       push(chain::add{k32});
       break;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -31,6 +32,15 @@ struct rescale_merge_graph_plan {
   Id first, last;  // the first RESCALE (its operand 0 is read at apply time) and the last
   rescale_merge_plan merged;
 };
+
+// A value an adapter returned as int, or as any integer that fits int.
+template <class V>
+[[nodiscard]] constexpr bool fits_int(const V& v) noexcept {
+  if constexpr (std::integral<V>)
+    return std::in_range<int>(v);
+  else
+    return true;
+}
 
 // The one value of an integer constant that is a scalar or holds one value repeated.
 template <class G>
@@ -106,7 +116,10 @@ constexpr report<node_id_t<G>> fold_merge_rescales(G& g) {
         if (!detail::same_shape(cg, *mul, *first))
           return rejection{reason::unsupported,
                            "the MUL's constant broadcasts the tensor to another shape"};
-        site.mul = chain::mul{static_cast<std::int32_t>(value), T::mul_shift(cg, *mul), true};
+        const auto shift = T::mul_shift(cg, *mul);  // any integer (or a type convertible to int)
+        if (!detail::fits_int(shift))
+          return rejection{reason::unsupported, "the MUL's shift is outside 0..63"};
+        site.mul = chain::mul{static_cast<std::int32_t>(value), static_cast<int>(shift), true};
       }
       return fold_merge_rescales(site, c.plan.merged);
     }();
