@@ -26,7 +26,7 @@ def version():
     return ".".join(parts)
 
 
-SOURCES = ["module.cpp", "arith.cpp", "tables.cpp", "exact.cpp", "folds.cpp"]
+SOURCES = ["module.cpp", "arith.cpp", "tables.cpp", "exact.cpp", "folds.cpp", "graph.cpp"]
 extension = Pybind11Extension(
     "qfold._qfold",
     [str(Path("src") / s) for s in SOURCES],

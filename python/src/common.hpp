@@ -228,5 +228,6 @@ void bind_arith(py::module_& m);
 void bind_tables(py::module_& m);
 void bind_exact(py::module_& m);
 void bind_folds(py::module_& m);
+void bind_graph(py::module_& m);  // graph.cpp: run_passes over a Python IR
 
 }  // namespace qfold_py

@@ -464,4 +464,5 @@ PYBIND11_MODULE(_qfold, m) {
   bind_tables(m);
   bind_exact(m);
   bind_folds(m);
+  bind_graph(m);
 }

@@ -1,0 +1,264 @@
+"""qfold's batch-norm folding for torch.fx GraphModules, on top of :func:`qfold.run_passes`.
+
+``fold(gm)`` folds every eval-mode BatchNorm1d/2d/3d (a ``call_module`` node) into the
+Conv1d/2d/3d, ConvTranspose1d/2d/3d (grouped too) or Linear module whose output it alone reads,
+with qfold's fold_batch_norm (float32 results bit-identical to ``torch.nn.utils.fusion``'s
+``fuse_conv_bn_eval`` / ``fuse_linear_bn_eval``, correct for grouped transposed convolutions).
+Refused sites (a BN in training mode, a conv output read twice, a Linear whose output rank is not
+known to be 2, float64 weights, ...) are left exactly as they were and listed in the report.
+
+The adapter below (:class:`FxIR`) is the Python IR protocol of docs/python.md over an fx graph:
+parameters and buffers are constant nodes (:class:`Param`), the pass's new weights are
+:class:`Const` nodes, and the pass's mutations are recorded on operand lists; only once the pass
+has returned are they written into the GraphModule (new modules, rewired nodes, erased BNs).
+"""
+
+import copy
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import _qfold
+
+__all__ = ["fold", "FxIR", "Param", "Const"]
+
+_CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
+          nn.ConvTranspose3d)
+_TRANSPOSED = (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
+_BNS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+
+
+class Param:
+    """A parameter or buffer ``attr`` of the submodule ``target``: a constant node."""
+
+    __slots__ = ("target", "attr")
+
+    def __init__(self, target, attr):
+        self.target, self.attr = target, attr
+
+    def __eq__(self, other):
+        return isinstance(other, Param) and (self.target, self.attr) == (other.target, other.attr)
+
+    def __hash__(self):
+        return hash((Param, self.target, self.attr))
+
+    def __repr__(self):
+        return f"{self.target}.{self.attr}"
+
+
+class Const:
+    """A constant the pass created (a folded weight or bias), until it becomes a parameter."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data):
+        self.data = data
+
+    def __repr__(self):
+        return f"Const{tuple(self.data.shape)}"
+
+
+def _node_operands(node):
+    out = []
+    torch.fx.node.map_arg((node.args, node.kwargs), out.append)  # every slot, repeats included
+    return out
+
+
+class FxIR:
+    """The qfold Python IR protocol over ``gm`` (read during run_passes, written by apply())."""
+
+    def __init__(self, gm):
+        self.gm = gm
+        self.fx_nodes = list(gm.graph.nodes)
+        self.ops = {}
+        self.kinds = {}
+        for n in self.fx_nodes:
+            self.kinds[n] = k = self._fx_kind(n)
+            if k in ("convolution", "linear"):
+                m = gm.get_submodule(n.target)
+                self.ops[n] = [n.args[0], Param(n.target, "weight")] + (
+                    [Param(n.target, "bias")] if m.bias is not None else [])
+            elif k == "batch_norm":
+                m = gm.get_submodule(n.target)
+                self.ops[n] = [n.args[0]] + [Param(n.target, a) for a in
+                                             (("weight", "bias") if m.affine else ())] + [
+                    Param(n.target, "running_mean"), Param(n.target, "running_var")]
+            else:
+                self.ops[n] = _node_operands(n)
+        self.erased = set()
+        self.consts = []
+        self.replaced = []  # (old fx node, new fx node), in order
+
+    def _fx_kind(self, n):
+        if n.op == "placeholder":
+            return "input"
+        if n.op != "call_module" or len(n.args) != 1 or n.kwargs or \
+                not isinstance(n.args[0], torch.fx.Node):
+            return "other"
+        m = self.gm.get_submodule(n.target)
+        if isinstance(m, _CONVS):
+            return "convolution"
+        if isinstance(m, nn.Linear):
+            return "linear"
+        if isinstance(m, _BNS) and m.running_mean is not None and m.running_var is not None:
+            return "batch_norm"
+        return "other"
+
+    # --- reads ---------------------------------------------------------------------------------
+    def nodes(self):
+        seen, out = set(), []
+        for n in self.fx_nodes:
+            if n in self.erased:
+                continue
+            for v in self.ops[n]:
+                if not isinstance(v, torch.fx.Node) and v not in self.erased and v not in seen:
+                    seen.add(v)
+                    out.append(v)
+            out.append(n)
+        return out
+
+    def kind(self, n):
+        if isinstance(n, (Param, Const)):
+            return "constant"
+        return self.kinds[n]
+
+    def operands(self, n):
+        return self.ops.get(n, []) if isinstance(n, torch.fx.Node) else []
+
+    def use_count(self, n):
+        return sum(ops.count(n) for m, ops in self.ops.items() if m not in self.erased)
+
+    def constant(self, n):
+        if isinstance(n, Const):
+            return n.data
+        if isinstance(n, Param):
+            t = getattr(self.gm.get_submodule(n.target), n.attr)
+            if t is None or t.dtype != torch.float32:
+                return None  # float64 weights: refused (not_constant), never rounded
+            return t.detach().cpu().contiguous().numpy()
+        return None
+
+    def constant_bytes(self, n):
+        c = self.constant(n)
+        return 0 if c is None else int(c.nbytes)
+
+    def conv_attributes(self, n):
+        m = self.gm.get_submodule(n.target)
+        transposed = isinstance(m, _TRANSPOSED)
+        padding = m.padding
+        padded = padding != "valid" if isinstance(padding, str) else any(p != 0 for p in padding)
+        return {"groups": m.groups, "transposed": transposed,
+                "layout": "i_o_s" if transposed else "o_i_s", "padded": padded,
+                "input_channel_axis": 1}
+
+    def batch_norm_attributes(self, n):
+        m = self.gm.get_submodule(n.target)
+        return {"epsilon": float(m.eps), "training": bool(m.training)}
+
+    def batch_norm_operands(self, n):
+        m = self.gm.get_submodule(n.target)
+        p = lambda a: Param(n.target, a)  # noqa: E731
+        return (self.ops[n][0], p("weight") if m.affine else None,
+                p("bias") if m.affine else None, p("running_mean"), p("running_var"))
+
+    def output_rank(self, n):
+        meta = n.meta.get("tensor_meta") if isinstance(n, torch.fx.Node) else None
+        return len(meta.shape) if meta is not None and hasattr(meta, "shape") else 0
+
+    # --- mutations (recorded; apply() writes them into the GraphModule) --------------------------
+    def add_constant(self, data, shape):
+        c = Const(np.ascontiguousarray(data, dtype=np.float32).reshape(shape))
+        self.consts.append(c)
+        return c
+
+    def set_operand(self, n, i, v):
+        ops = self.ops[n]
+        if i == len(ops):
+            ops.append(v)
+        else:
+            ops[i] = v
+
+    def remove_last_operand(self, n):
+        self.ops[n].pop()
+
+    def replace_uses(self, old, v):
+        for m, ops in self.ops.items():
+            if m not in self.erased:
+                ops[:] = [v if x is old or x == old else x for x in ops]
+        self.replaced.append((old, v))
+
+    def erase(self, n):
+        self.erased.add(n)
+
+    # --- writing the folds into the GraphModule --------------------------------------------------
+    def apply(self):
+        gm = self.gm
+        calls = {}
+        for n in self.fx_nodes:
+            if n.op == "call_module":
+                calls[n.target] = calls.get(n.target, 0) + 1
+        for n in self.fx_nodes:
+            if n in self.erased or self.kinds[n] not in ("convolution", "linear"):
+                continue
+            ops = self.ops[n]
+            if not any(isinstance(v, Const) for v in ops[1:]):
+                continue
+            old = gm.get_submodule(n.target)
+            new = copy.deepcopy(old)
+            for attr, v in zip(("weight", "bias"), ops[1:]):
+                if isinstance(v, Const):
+                    grad = old.weight.requires_grad
+                    setattr(new, attr, nn.Parameter(torch.from_numpy(v.data.copy()).to(
+                        old.weight.device), requires_grad=grad))
+            if calls[n.target] == 1:  # this node alone calls the module: replace it in place
+                _set_submodule(gm, n.target, new)
+            else:  # a shared module: the folded copy gets a name of its own
+                base = n.target.replace(".", "_") + "_bn_folded"
+                name, i = base, 1
+                while hasattr(gm, name):
+                    name, i = f"{base}_{i}", i + 1
+                gm.add_submodule(name, new)
+                n.target = name
+        for old, v in self.replaced:
+            if isinstance(old, torch.fx.Node) and isinstance(v, torch.fx.Node):
+                old.replace_all_uses_with(v)
+        bn_targets = set()
+        for n in reversed(self.fx_nodes):
+            if n in self.erased:
+                if n.op == "call_module":
+                    bn_targets.add(n.target)
+                gm.graph.erase_node(n)
+        still_called = {n.target for n in gm.graph.nodes if n.op == "call_module"}
+        for t in bn_targets - still_called:
+            gm.delete_submodule(t)
+        gm.graph.lint()
+        gm.recompile()
+
+
+def _set_submodule(gm, target, module):
+    parent, _, name = target.rpartition(".")
+    setattr(gm.get_submodule(parent) if parent else gm, name, module)
+
+
+def fold(gm, *, inplace=False, example_inputs=None):
+    """Folds every foldable BatchNorm of ``gm`` into its conv / linear: ``(folded_gm, report)``.
+
+    ``inplace=False`` (the default) folds a ``copy.deepcopy`` of ``gm`` and leaves ``gm`` as it
+    was; ``inplace=True`` changes ``gm`` itself (and returns it). ``example_inputs`` (a tuple)
+    runs ``torch.fx.passes.shape_prop.ShapeProp`` first, which a Linear -> BatchNorm1d needs
+    (without a known output rank of 2 it is refused, ``ambiguous_axis``). Nodes in the report
+    are the folded module's nodes (and :class:`Param` / :class:`Const` constants); a graph where
+    nothing folds is not touched (``gm.code`` unchanged).
+    """
+    if not isinstance(gm, torch.fx.GraphModule):
+        raise TypeError("qfold.fx.fold: expected a torch.fx.GraphModule")
+    target = gm if inplace else copy.deepcopy(gm)
+    if example_inputs is not None:
+        from torch.fx.passes.shape_prop import ShapeProp
+        ShapeProp(target).propagate(*example_inputs)
+    ir = FxIR(target)
+    report = _qfold.run_passes(ir, ["fold_batch_norm"])
+    if report.folded:
+        ir.apply()
+    return target, report
