@@ -56,13 +56,22 @@ struct py_graph {
   [[nodiscard]] py::object object(std::size_t n) const { return node_objects.at(n); }
   void changed() { constants.clear(); }
 
-  // ir.<name>(args...), with a raised exception's text recorded before it propagates.
+  // ir.<name>(args...).
   template <class... A>
   py::object call(const char* name, A&&... args) const {
+    return ir.attr(name)(std::forward<A>(args)...);
+  }
+  // f() for the customization point `name`, with the text of what it throws (a Python exception,
+  // a conversion's TypeError) recorded before it propagates to the pass.
+  template <class F>
+  decltype(auto) guard(const char* name, F&& f) const {
     try {
-      return ir.attr(name)(std::forward<A>(args)...);
-    } catch (py::error_already_set& e) {
-      const_cast<py_graph*>(this)->errors.push_back(std::string(name) + ": " + e.what());
+      return f();
+    } catch (const std::exception& e) {
+      try {
+        const_cast<py_graph*>(this)->errors.push_back(std::string(name) + ": " + e.what());
+      } catch (...) {  // no room to record it: the site is an adapter_failure all the same
+      }
       throw;
     }
   }
@@ -114,121 +123,155 @@ struct qfold::ir_traits<qfold_py::py_graph> {
   using py_object = pybind11::object;
 
   static std::vector<std::size_t> nodes(const G& cg) {
-    G& g = const_cast<G&>(cg);  // interning is the adapter's own state, not the graph's
-    std::vector<std::size_t> r;
-    for (const auto n : g.call("nodes")) r.push_back(g.intern(n));
-    return r;
+    return cg.guard("nodes", [&]() -> std::vector<std::size_t> {
+      G& g = const_cast<G&>(cg);  // interning is the adapter's own state, not the graph's
+      std::vector<std::size_t> r;
+      for (const auto n : g.call("nodes")) r.push_back(g.intern(n));
+      return r;
+    });
   }
   static op_kind kind(const G& g, std::size_t n) {
-    return qfold_py::kind_from(g.call("kind", g.object(n)));
+    return g.guard("kind",
+                   [&]() -> op_kind { return qfold_py::kind_from(g.call("kind", g.object(n))); });
   }
   static std::vector<std::size_t> operands(const G& cg, std::size_t n) {
-    G& g = const_cast<G&>(cg);
-    std::vector<std::size_t> r;
-    for (const auto v : g.call("operands", g.object(n))) r.push_back(g.intern(v));
-    return r;
+    return cg.guard("operands", [&]() -> std::vector<std::size_t> {
+      G& g = const_cast<G&>(cg);
+      std::vector<std::size_t> r;
+      for (const auto v : g.call("operands", g.object(n))) r.push_back(g.intern(v));
+      return r;
+    });
   }
   static std::size_t use_count(const G& g, std::size_t n) {
-    return g.call("use_count", g.object(n)).cast<std::size_t>();
+    return g.guard("use_count", [&]() -> std::size_t {
+      return g.call("use_count", g.object(n)).cast<std::size_t>();
+    });
   }
   static std::optional<tensor_view<float>> constant(const G& cg, std::size_t n) {
-    G& g = const_cast<G&>(cg);
-    if (const auto it = g.constants.find(n); it != g.constants.end())
-      return tensor_view<float>{
-          {it->second.data.data(), static_cast<std::size_t>(it->second.data.size())},
-          it->second.shape};
-    const py_object c = g.call("constant", g.object(n));
-    if (c.is_none()) return std::nullopt;
-    G::held h{qfold_py::float_array_as<float>(c, "constant(n)"), {}};
-    for (py::ssize_t d = 0; d < h.data.ndim(); ++d) h.shape.push_back(h.data.shape(d));
-    const auto& stored = g.constants.emplace(n, std::move(h)).first->second;
-    return tensor_view<float>{{stored.data.data(), static_cast<std::size_t>(stored.data.size())},
-                              stored.shape};
+    return cg.guard("constant", [&]() -> std::optional<tensor_view<float>> {
+      G& g = const_cast<G&>(cg);
+      if (const auto it = g.constants.find(n); it != g.constants.end())
+        return tensor_view<float>{
+            {it->second.data.data(), static_cast<std::size_t>(it->second.data.size())},
+            it->second.shape};
+      const py_object c = g.call("constant", g.object(n));
+      if (c.is_none()) return std::nullopt;
+      G::held h{qfold_py::float_array_as<float>(c, "constant(n)"), {}};
+      for (py::ssize_t d = 0; d < h.data.ndim(); ++d) h.shape.push_back(h.data.shape(d));
+      const auto& stored = g.constants.emplace(n, std::move(h)).first->second;
+      return tensor_view<float>{{stored.data.data(), static_cast<std::size_t>(stored.data.size())},
+                                stored.shape};
+    });
   }
   static qfold::conv_attributes conv_attributes(const G& g, std::size_t n) {
-    const py_object d = g.call("conv_attributes", g.object(n));
-    qfold::conv_attributes a;
-    a.groups = qfold_py::field(d, "groups", py::int_(1)).cast<std::int64_t>();
-    a.transposed = qfold_py::field(d, "transposed", py::bool_(false)).cast<bool>();
-    a.layout = qfold_py::layout_from(
-        qfold_py::field(d, "layout", py::str(a.transposed ? "i_o_s" : "o_i_s")));
-    a.padded = qfold_py::field(d, "padded", py::bool_(false)).cast<bool>();
-    a.input_channel_axis =
-        qfold_py::field(d, "input_channel_axis", py::int_(1)).cast<std::int64_t>();
-    return a;
+    return g.guard("conv_attributes", [&]() -> qfold::conv_attributes {
+      const py_object d = g.call("conv_attributes", g.object(n));
+      qfold::conv_attributes a;
+      a.groups = qfold_py::field(d, "groups", py::int_(1)).cast<std::int64_t>();
+      a.transposed = qfold_py::field(d, "transposed", py::bool_(false)).cast<bool>();
+      a.layout = qfold_py::layout_from(
+          qfold_py::field(d, "layout", py::str(a.transposed ? "i_o_s" : "o_i_s")));
+      a.padded = qfold_py::field(d, "padded", py::bool_(false)).cast<bool>();
+      a.input_channel_axis =
+          qfold_py::field(d, "input_channel_axis", py::int_(1)).cast<std::int64_t>();
+      return a;
+    });
   }
   static qfold::batch_norm_attributes batch_norm_attributes(const G& g, std::size_t n) {
-    const py_object d = g.call("batch_norm_attributes", g.object(n));
-    return {qfold_py::field(d, "epsilon", py::float_(1e-5)).cast<double>(),
-            qfold_py::field(d, "training", py::bool_(false)).cast<bool>()};
+    return g.guard("batch_norm_attributes", [&]() -> qfold::batch_norm_attributes {
+      const py_object d = g.call("batch_norm_attributes", g.object(n));
+      return {qfold_py::field(d, "epsilon", py::float_(1e-5)).cast<double>(),
+              qfold_py::field(d, "training", py::bool_(false)).cast<bool>()};
+    });
   }
   // ir.batch_norm_operands(n) -> (input, gamma, beta, mean, variance), None for an absent gamma
   // or beta; without that method, operands(n) in ONNX order.
   static qfold::batch_norm_operands<std::size_t> batch_norm_operands(const G& cg, std::size_t n) {
-    G& g = const_cast<G&>(cg);
-    std::vector<py_object> ops;
-    if (g.has("batch_norm_operands")) {
-      for (const auto v : g.call("batch_norm_operands", g.object(n)))
-        ops.push_back(py::reinterpret_borrow<py_object>(v));
-    } else {
-      for (const auto v : g.call("operands", g.object(n)))
-        ops.push_back(py::reinterpret_borrow<py_object>(v));
-    }
-    if (ops.size() != 5)
-      throw py::value_error("batch norm: expected 5 operands (input, gamma, beta, mean, variance)");
-    if (ops[0].is_none() || ops[3].is_none() || ops[4].is_none())
-      throw py::value_error("batch norm: input, mean and variance cannot be None");
-    return {g.intern(ops[0]), qfold_py::optional_node(g, ops[1]),
-            qfold_py::optional_node(g, ops[2]), g.intern(ops[3]), g.intern(ops[4])};
+    return cg.guard("batch_norm_operands", [&]() -> qfold::batch_norm_operands<std::size_t> {
+      G& g = const_cast<G&>(cg);
+      std::vector<py_object> ops;
+      if (g.has("batch_norm_operands")) {
+        for (const auto v : g.call("batch_norm_operands", g.object(n)))
+          ops.push_back(py::reinterpret_borrow<py_object>(v));
+      } else {
+        for (const auto v : g.call("operands", g.object(n)))
+          ops.push_back(py::reinterpret_borrow<py_object>(v));
+      }
+      if (ops.size() != 5)
+        throw py::value_error(
+            "batch norm: expected 5 operands (input, gamma, beta, mean, variance)");
+      if (ops[0].is_none() || ops[3].is_none() || ops[4].is_none())
+        throw py::value_error("batch norm: input, mean and variance cannot be None");
+      return {g.intern(ops[0]), qfold_py::optional_node(g, ops[1]),
+              qfold_py::optional_node(g, ops[2]), g.intern(ops[3]), g.intern(ops[4])};
+    });
   }
   static std::size_t output_rank(const G& g, std::size_t n) {
-    return g.call("output_rank", g.object(n)).cast<std::size_t>();
+    return g.guard("output_rank", [&]() -> std::size_t {
+      return g.call("output_rank", g.object(n)).cast<std::size_t>();
+    });
   }
 
   // --- Mutation -------------------------------------------------------------------------------
   static std::size_t add_constant(G& g, std::span<const float> data,
                                   std::span<const std::int64_t> shape) {
-    std::vector<py::ssize_t> dims(shape.begin(), shape.end());
-    py::array_t<float> a(dims);
-    std::copy(data.begin(), data.end(), a.mutable_data());
-    const py_object id =
-        g.call("add_constant", a,
-               py::tuple(py::cast(std::vector<std::int64_t>(shape.begin(), shape.end()))));
-    g.changed();
-    return g.intern(id);
+    return g.guard("add_constant", [&]() -> std::size_t {
+      std::vector<py::ssize_t> dims(shape.begin(), shape.end());
+      py::array_t<float> a(dims);
+      std::copy(data.begin(), data.end(), a.mutable_data());
+      const py_object id =
+          g.call("add_constant", a,
+                 py::tuple(py::cast(std::vector<std::int64_t>(shape.begin(), shape.end()))));
+      g.changed();
+      return g.intern(id);
+    });
   }
   static void set_operand(G& g, std::size_t n, std::size_t i, std::size_t v) {
-    g.changed();
-    g.call("set_operand", g.object(n), i, g.object(v));
+    return g.guard("set_operand", [&]() -> void {
+      g.changed();
+      g.call("set_operand", g.object(n), i, g.object(v));
+    });
   }
   static void remove_last_operand(G& g, std::size_t n) {
-    g.changed();
-    g.call("remove_last_operand", g.object(n));
+    return g.guard("remove_last_operand", [&]() -> void {
+      g.changed();
+      g.call("remove_last_operand", g.object(n));
+    });
   }
   static void replace_uses(G& g, std::size_t old, std::size_t v) {
-    g.changed();
-    g.call("replace_uses", g.object(old), g.object(v));
+    return g.guard("replace_uses", [&]() -> void {
+      g.changed();
+      g.call("replace_uses", g.object(old), g.object(v));
+    });
   }
   static void erase(G& g, std::size_t n) {
-    g.changed();
-    g.call("erase", g.object(n));
+    return g.guard("erase", [&]() -> void {
+      g.changed();
+      g.call("erase", g.object(n));
+    });
   }
   // ir.constant_bytes(n), or the nbytes of constant(n) without that method.
   static std::size_t constant_bytes(const G& g, std::size_t n) {
-    if (g.has("constant_bytes")) return g.call("constant_bytes", g.object(n)).cast<std::size_t>();
-    const auto c = constant(g, n);
-    return c ? 4 * c->data.size() : 0;
+    return g.guard("constant_bytes", [&]() -> std::size_t {
+      if (g.has("constant_bytes")) return g.call("constant_bytes", g.object(n)).cast<std::size_t>();
+      const auto c = constant(g, n);
+      return c ? 4 * c->data.size() : 0;
+    });
   }
 
   // --- Scale into quantize ----------------------------------------------------------------------
   static std::optional<qfold::qparams> qparams(const G& g, std::size_t n) {
-    const py_object q = g.call("qparams", g.object(n));
-    if (q.is_none()) return std::nullopt;
-    return qfold_py::to_qparams(q, "qparams(n)");
+    return g.guard("qparams", [&]() -> std::optional<qfold::qparams> {
+      const py_object q = g.call("qparams", g.object(n));
+      if (q.is_none()) return std::nullopt;
+      return qfold_py::to_qparams(q, "qparams(n)");
+    });
   }
   static bool qparams_shared(const G& g, std::size_t n) {
-    if (!g.has("qparams_shared")) return false;
-    return g.call("qparams_shared", g.object(n)).cast<bool>();
+    return g.guard("qparams_shared", [&]() -> bool {
+      if (!g.has("qparams_shared")) return false;
+      return g.call("qparams_shared", g.object(n)).cast<bool>();
+    });
   }
   static void set_qparams(G& g, std::size_t n, const qfold::qparams& q) {
     g.changed();
