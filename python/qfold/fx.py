@@ -14,6 +14,7 @@ has returned are they written into the GraphModule (new modules, rewired nodes, 
 """
 
 import copy
+import operator
 
 import numpy as np
 import torch
@@ -27,6 +28,9 @@ _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2
           nn.ConvTranspose3d)
 _TRANSPOSED = (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
 _BNS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+_QDTYPES = {torch.qint8: "int8", torch.quint8: "uint8", torch.qint32: "int32"}
+_DIVS = (operator.truediv, torch.div, torch.true_divide)
+_MULS = (operator.mul, torch.mul)
 
 
 class Param:
@@ -84,15 +88,32 @@ class FxIR:
                 self.ops[n] = [n.args[0]] + [Param(n.target, a) for a in
                                              (("weight", "bias") if m.affine else ())] + [
                     Param(n.target, "running_mean"), Param(n.target, "running_var")]
+            elif k == "quantize":
+                self.ops[n] = [n.args[0]]  # scale and zero point are its qparams
+            elif k in ("div", "mul"):
+                self.ops[n] = [a if isinstance(a, torch.fx.Node) else
+                               Const(np.array([a], dtype=np.float32)) for a in n.args]
             else:
                 self.ops[n] = _node_operands(n)
         self.erased = set()
+        self.new_qparams = {}
         self.consts = []
         self.replaced = []  # (old fx node, new fx node), in order
 
     def _fx_kind(self, n):
         if n.op == "placeholder":
             return "input"
+        if n.op == "call_function" and not n.kwargs:
+            if n.target is torch.quantize_per_tensor and len(n.args) == 4 and \
+                    isinstance(n.args[0], torch.fx.Node):
+                return "quantize"
+            if (n.target in _DIVS or n.target in _MULS) and len(n.args) == 2:
+                nodes = [a for a in n.args if isinstance(a, torch.fx.Node)]
+                scalars = [a for a in n.args if isinstance(a, (int, float)) and
+                           not isinstance(a, bool) and float(np.float32(a)) == float(a)]
+                if len(nodes) == 1 and len(scalars) == 1:  # a float32-exact Python scalar
+                    return "div" if n.target in _DIVS else "mul"
+            return "other"
         if n.op != "call_module" or len(n.args) != 1 or n.kwargs or \
                 not isinstance(n.args[0], torch.fx.Node):
             return "other"
@@ -166,6 +187,41 @@ class FxIR:
         meta = n.meta.get("tensor_meta") if isinstance(n, torch.fx.Node) else None
         return len(meta.shape) if meta is not None and hasattr(meta, "shape") else 0
 
+    def _value(self, a):
+        if isinstance(a, torch.fx.Node):
+            if a.op != "get_attr":
+                return None
+            t = self.gm
+            for part in a.target.split("."):
+                t = getattr(t, part)
+            return t
+        return a
+
+    def qparams(self, n):
+        """A torch.quantize_per_tensor's (scale, zero point, dtype); None for any other node."""
+        if n in self.new_qparams:
+            return self.new_qparams[n]
+        if not isinstance(n, torch.fx.Node) or self.kinds.get(n) != "quantize":
+            return None
+        scale, zp, dtype = (self._value(a) for a in n.args[1:])
+        if scale is None or zp is None or dtype not in _QDTYPES:
+            return None
+        if isinstance(scale, torch.Tensor):
+            if scale.numel() != 1:
+                return None
+            scale = scale.item()
+        if isinstance(zp, torch.Tensor):
+            if zp.numel() != 1:
+                return None
+            zp = zp.item()
+        return _qfold.QParams(float(scale), int(zp), _QDTYPES[dtype])
+
+    def qparams_shared(self, n):
+        return False  # a folded scale is always a new buffer of its own
+
+    def set_qparams(self, n, q):
+        self.new_qparams[n] = q
+
     # --- mutations (recorded; apply() writes them into the GraphModule) --------------------------
     def add_constant(self, data, shape):
         c = Const(np.ascontiguousarray(data, dtype=np.float32).reshape(shape))
@@ -220,6 +276,15 @@ class FxIR:
                     name, i = f"{base}_{i}", i + 1
                 gm.add_submodule(name, new)
                 n.target = name
+        for n, q in list(self.new_qparams.items()):
+            del self.new_qparams[n]
+            old = self.qparams(n)
+            self.new_qparams[n] = q
+            if n not in self.erased and (q.scale, q.zero_point) != (old.scale, old.zero_point):
+                self._write_qparams(n, q)
+        for n in self.fx_nodes:
+            if n not in self.erased and self.kinds[n] == "quantize" and self.ops[n][0] is not n.args[0]:
+                n.args = (self.ops[n][0],) + tuple(n.args[1:])
         for old, v in self.replaced:
             if isinstance(old, torch.fx.Node) and isinstance(v, torch.fx.Node):
                 old.replace_all_uses_with(v)
@@ -236,13 +301,53 @@ class FxIR:
         gm.recompile()
 
 
+    def _write_qparams(self, n, q):
+        """The new scale (and zero point) as new buffers read by new get_attr nodes. A torch
+        quantized tensor carries its qparams, which its readers' dequantize uses: the readers get
+        the folded codes reinterpreted with the original ones (int_repr, then
+        torch._make_per_tensor_quantized_tensor), so they compute exactly what they did."""
+        gm, args = self.gm, list(n.args)
+        before = self.qparams(n) if n not in self.new_qparams else None
+        if before is None:
+            saved = self.new_qparams.pop(n)
+            before = self.qparams(n)
+            self.new_qparams[n] = saved
+        for i, value in ((1, q.scale), (2, q.zero_point)):
+            old = self._value(args[i])
+            if isinstance(old, torch.Tensor):
+                new = torch.tensor(value, dtype=old.dtype, device=old.device)
+                if new.item() != value:
+                    raise ValueError(f"qfold.fx: the folded {value!r} does not fit {old.dtype}")
+                if torch.equal(new, old):
+                    continue
+                name, k = f"{n.name}_qfold_{'scale' if i == 1 else 'zero_point'}", 1
+                while hasattr(gm, name):
+                    name, k = f"{name}_{k}", k + 1
+                gm.register_buffer(name, new)
+                with gm.graph.inserting_before(n):
+                    args[i] = gm.graph.get_attr(name)
+            else:
+                args[i] = float(value) if i == 1 else int(value)
+        n.args = tuple(args)
+        users = list(n.users)
+        with gm.graph.inserting_after(n):
+            codes = gm.graph.call_method("int_repr", (n,))
+        with gm.graph.inserting_after(codes):
+            same = gm.graph.call_function(torch._make_per_tensor_quantized_tensor,
+                                          (codes, float(before.scale), int(before.zero_point)))
+        for u in users:
+            u.replace_input_with(n, same)
+
+
 def _set_submodule(gm, target, module):
     parent, _, name = target.rpartition(".")
     setattr(gm.get_submodule(parent) if parent else gm, name, module)
 
 
-def fold(gm, *, inplace=False, example_inputs=None):
-    """Folds every foldable BatchNorm of ``gm`` into its conv / linear: ``(folded_gm, report)``.
+def fold(gm, *, inplace=False, example_inputs=None,
+         passes=("fold_batch_norm", "fold_scale_into_quantize")):
+    """Folds every foldable BatchNorm of ``gm`` into its conv / linear, and every constant
+    ``div``/``mul`` feeding a ``torch.quantize_per_tensor`` into its scale: ``(folded_gm, report)``.
 
     ``inplace=False`` (the default) folds a ``copy.deepcopy`` of ``gm`` and leaves ``gm`` as it
     was; ``inplace=True`` changes ``gm`` itself (and returns it). ``example_inputs`` (a tuple)
@@ -250,6 +355,14 @@ def fold(gm, *, inplace=False, example_inputs=None):
     (without a known output rank of 2 it is refused, ``ambiguous_axis``). Nodes in the report
     are the folded module's nodes (and :class:`Param` / :class:`Const` constants); a graph where
     nothing folds is not touched (``gm.code`` unchanged).
+
+    The scale fold (``fold_scale_into_quantize``, bit_exact) takes ``x / c`` or ``x * c``, c a
+    Python scalar exact in float32, read by a ``torch.quantize_per_tensor(x, scale, zero_point,
+    dtype)`` only (the reference-quantized form of ``convert_to_reference_fx``); the quantize's
+    scale becomes ``scale * c`` (``scale / c``) in a new buffer. Only a c that leaves every code
+    unchanged for every float input folds (a power of two); other constants are refused,
+    ``not_exact``. A dequantize is not looked through (a ``dequantize -> div -> quantize`` folds
+    into the scale, it is never removed as a sandwich).
     """
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError("qfold.fx.fold: expected a torch.fx.GraphModule")
@@ -258,7 +371,7 @@ def fold(gm, *, inplace=False, example_inputs=None):
         from torch.fx.passes.shape_prop import ShapeProp
         ShapeProp(target).propagate(*example_inputs)
     ir = FxIR(target)
-    report = _qfold.run_passes(ir, ["fold_batch_norm"])
+    report = _qfold.run_passes(ir, list(passes))
     if report.folded:
         ir.apply()
     return target, report
