@@ -1,5 +1,5 @@
 """Typed stubs of qfold._qfold (the pybind11 module; re-exported by ``qfold``)."""
-from typing import Iterator, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -245,3 +245,64 @@ def fold_scale_into_quantize(op: str, c: float, qparams: QParams, exactness: str
                              real: str = "float32") -> Union[QParams, Rejection]: ...
 def prove_requantize_identity(op: str, c: float, in_qparams: QParams, out_qparams: QParams,
                               convention: str = "executorch") -> Optional[Rejection]: ...
+
+# --- graph passes over a Python IR (docs/python.md, "Adapting a Python IR") ---------------------
+class OpKind:
+    """qfold's op vocabulary; kind(n) may return one of these or its name."""
+    name: str
+    value: int
+    constant: "OpKind"
+    input: "OpKind"
+    convolution: "OpKind"
+    linear: "OpKind"
+    batch_norm: "OpKind"
+    rescale: "OpKind"
+    table: "OpKind"
+    mul: "OpKind"
+    add: "OpKind"
+    div: "OpKind"
+    quantize: "OpKind"
+    dequantize: "OpKind"
+    view: "OpKind"
+    sub: "OpKind"
+    clamp: "OpKind"
+    cast: "OpKind"
+    other: "OpKind"
+
+class Site:
+    """One site a graph pass looked at: the pattern's nodes (the IR's own objects), folded or not."""
+    @property
+    def pass_name(self) -> str: ...
+    @property
+    def nodes(self) -> List[Any]: ...
+    @property
+    def folded(self) -> bool: ...
+    @property
+    def reason(self) -> Optional[str]: ...
+    @property
+    def message(self) -> Optional[str]: ...
+    @property
+    def index(self) -> Optional[int]: ...
+    @property
+    def bytes_removed(self) -> int: ...
+    @property
+    def cleanup_failed(self) -> bool: ...
+
+class GraphReport:
+    """What run_passes did: every site in order, and the text of each adapter exception."""
+    @property
+    def sites(self) -> List[Site]: ...
+    @property
+    def adapter_errors(self) -> List[str]: ...
+    @property
+    def folded(self) -> int: ...
+    @property
+    def rejected(self) -> int: ...
+    @property
+    def bytes_removed(self) -> int: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Site]: ...
+
+def graph_pass_names() -> List[str]: ...
+def run_passes(ir: Any, passes: Optional[Sequence[str]] = None,
+               exactness: str = "bit_exact") -> GraphReport: ...

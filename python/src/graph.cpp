@@ -420,11 +420,14 @@ void bind_graph(py::module_& m) {
                std::to_string(r.bytes_removed()) + " bytes removed)";
       });
 
-  m.def("graph_pass_names", [] {
-    std::vector<std::string> r;
-    for (const auto n : all_passes) r.emplace_back(n);
-    return r;
-  });
+  m.def(
+      "graph_pass_names",
+      [] {
+        std::vector<std::string> r;
+        for (const auto n : all_passes) r.emplace_back(n);
+        return r;
+      },
+      "The passes run_passes runs over a Python IR, in pipeline order.");
   m.def("run_passes", &run_passes, py::arg("ir"), py::arg("passes") = py::none(),
         py::arg("exactness") = "bit_exact",
         "Runs qfold's graph passes (default: fold_batch_norm, and fold_scale_into_quantize when "
