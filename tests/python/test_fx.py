@@ -76,9 +76,13 @@ def test_conv_bn_bit_identical_to_torch(case):
     x = torch.randn(shape)
     transposed = isinstance(model.conv, nn.modules.conv._ConvTransposeNd)
     if transposed and model.conv.groups > 1:
-        # torch's fuse_conv_bn_eval scales the wrong weights of a grouped ConvTranspose; qfold is
-        # right: the folded module computes the original function
-        torch.testing.assert_close(folded(x), gm(x), rtol=1e-4, atol=1e-4)
+        # torch's fuse_conv_bn_eval cannot fold a grouped ConvTranspose (its weight has out/groups
+        # columns; torch reshapes the scale over all out channels and raises); qfold folds it,
+        # and the folded module computes the original function
+        with pytest.raises(RuntimeError):
+            fuse_conv_bn_eval(copy.deepcopy(model.conv), copy.deepcopy(model.bn), transpose=True)
+        with torch.no_grad():
+            torch.testing.assert_close(folded(x), gm(x), rtol=1e-4, atol=1e-4)
         return
     fused = fuse_conv_bn_eval(copy.deepcopy(model.conv), copy.deepcopy(model.bn),
                               transpose=transposed)
