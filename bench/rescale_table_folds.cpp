@@ -11,27 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "tiny_ir/blocks.hpp"
 #include "tiny_ir/tiny_ir.hpp"
 
 namespace {
 using id = tiny::graph::node_id;
 constexpr int sites = 1000;
 
-qfold::rescale_attributes attrs(qfold::int_type in, qfold::int_type out, std::int64_t izp = 0,
-                                std::int64_t ozp = 0) {
-  qfold::rescale_attributes a;
-  a.input_type = in;
-  a.output_type = out;
-  a.input_zp = izp;
-  a.output_zp = ozp;
-  return a;
-}
-std::vector<std::int8_t> ramp(int step) {
-  std::vector<std::int8_t> t(256);
-  for (int i = 0; i < 256; ++i)
-    t[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i * step) % 256 - 128);
-  return t;
-}
+using tiny::blocks::ramp_table;
+using tiny::blocks::rescale_attrs;
 
 // Each site reads the input: x -> RESCALE(x 16, zp b % 5) -> MUL by 3 -> RESCALE(x 1/64).
 tiny::graph rescale_pairs() {
@@ -40,10 +28,12 @@ tiny::graph rescale_pairs() {
   const id k = g.int_constant("k", {3}, {1}, qfold::dtype::int32);
   for (int b = 0; b < sites; ++b) {
     const std::string n = "b" + std::to_string(b);
-    const id r1 = g.rescale(n + ".r1", x, attrs(qfold::int_type::i8, qfold::int_type::i32, b % 5),
-                            {{1 << 30, 26}});
+    const id r1 =
+        g.rescale(n + ".r1", x, rescale_attrs(qfold::int_type::i8, qfold::int_type::i32, b % 5),
+                  {{1 << 30, 26}});
     g.mark_output(g.rescale(n + ".r2", g.mul(n + ".mul", r1, k),
-                            attrs(qfold::int_type::i32, qfold::int_type::i8), {{1 << 30, 36}}));
+                            rescale_attrs(qfold::int_type::i32, qfold::int_type::i8),
+                            {{1 << 30, 36}}));
   }
   return g;
 }
@@ -52,7 +42,7 @@ tiny::graph table_pairs() {
   const id x = g.input("x", {1, 16}, qfold::dtype::int8);
   for (int b = 0; b < sites; ++b) {
     const std::string n = "b" + std::to_string(b);
-    g.mark_output(g.table(n + ".t2", g.table(n + ".t1", x, ramp(3 + b % 7)), ramp(5)));
+    g.mark_output(g.table(n + ".t2", g.table(n + ".t1", x, ramp_table(3 + b % 7)), ramp_table(5)));
   }
   return g;
 }
@@ -63,12 +53,13 @@ tiny::graph chains() {
   const id k = g.int_constant("k", {40}, {1}, qfold::dtype::int32);
   for (int b = 0; b < sites; ++b) {
     const std::string n = "b" + std::to_string(b);
-    const id up = g.rescale(n + ".up", x, attrs(qfold::int_type::i8, qfold::int_type::i32, b % 3),
-                            {{1 << 30, 28}});
+    const id up =
+        g.rescale(n + ".up", x, rescale_attrs(qfold::int_type::i8, qfold::int_type::i32, b % 3),
+                  {{1 << 30, 28}});
     const id c = g.clamp(n + ".clamp", g.add(n + ".add", up, k), -300, 300);
-    const id down = g.rescale(n + ".down", c, attrs(qfold::int_type::i32, qfold::int_type::i8),
-                              {{1 << 30, 32}});
-    g.mark_output(g.table(n + ".t", down, ramp(7)));
+    const id down = g.rescale(
+        n + ".down", c, rescale_attrs(qfold::int_type::i32, qfold::int_type::i8), {{1 << 30, 32}});
+    g.mark_output(g.table(n + ".t", down, ramp_table(7)));
   }
   return g;
 }
@@ -122,9 +113,10 @@ void pass_collapse_to_table(benchmark::State& s) {
 }
 void proof_merge_rescales(benchmark::State& state) {
   const std::array<qfold::scale_factor, 1> s1{{{1 << 30, 26}}}, s2{{{1 << 30, 36}}};
-  const qfold::rescale_pair_site site{{attrs(qfold::int_type::i8, qfold::int_type::i32), s1},
-                                      qfold::chain::mul{3, 0, true},
-                                      {attrs(qfold::int_type::i32, qfold::int_type::i8), s2}};
+  const qfold::rescale_pair_site site{
+      {rescale_attrs(qfold::int_type::i8, qfold::int_type::i32), s1},
+      qfold::chain::mul{3, 0, true},
+      {rescale_attrs(qfold::int_type::i32, qfold::int_type::i8), s2}};
   proof(state, [&] {
     qfold::rescale_merge_plan p;
     if (qfold::fold_merge_rescales(site, p)) throw std::logic_error("bench: merge refused");
@@ -133,9 +125,11 @@ void proof_merge_rescales(benchmark::State& state) {
 }
 void proof_collapse_to_table(benchmark::State& state) {
   std::vector<std::vector<qfold::chain::step>> channels{
-      {qfold::chain::rescale{attrs(qfold::int_type::i8, qfold::int_type::i32), {1 << 30, 28}},
+      {qfold::chain::rescale{rescale_attrs(qfold::int_type::i8, qfold::int_type::i32),
+                             {1 << 30, 28}},
        qfold::chain::add{40}, qfold::chain::clamp{-300, 300},
-       qfold::chain::rescale{attrs(qfold::int_type::i32, qfold::int_type::i8), {1 << 30, 32}},
+       qfold::chain::rescale{rescale_attrs(qfold::int_type::i32, qfold::int_type::i8),
+                             {1 << 30, 32}},
        qfold::chain::table::from(qfold::table8<std::int8_t, std::int8_t>{})}};
   const qfold::elementwise_chain c{qfold::int8_domain, channels, {}};
   std::array<std::int8_t, 256> t{};

@@ -15,6 +15,7 @@
 
 #include "reference/from_qfold.hpp"
 #include "reference/spec_reference.hpp"
+#include "tiny_ir/blocks.hpp"
 #include "tiny_ir/tiny_ir.hpp"
 
 namespace ref_chain {
@@ -119,11 +120,6 @@ inline std::size_t count_kind(const tiny::graph& g, qfold::op_kind k) {
 }
 inline qfold::rescale_attributes attrs(qfold::int_type in, qfold::int_type out,
                                        std::int64_t izp = 0, std::int64_t ozp = 0) {
-  qfold::rescale_attributes a;
-  a.input_type = in;
-  a.output_type = out;
-  a.input_zp = izp;
-  a.output_zp = ozp;
-  return a;
+  return tiny::blocks::rescale_attrs(in, out, izp, ozp);
 }
 }  // namespace pass_test

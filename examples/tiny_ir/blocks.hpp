@@ -19,15 +19,31 @@ namespace tiny::blocks {
 
 using id = graph::node_id;
 
-// RESCALE attributes from `in` to `out` with zero points; the scale's multiplier and shift are
-// derived as ExecuTorch does (32-bit, ties to even).
-inline id rescale(graph& g, const std::string& name, id x, qfold::int_type in, qfold::int_type out,
-                  double scale, std::int64_t input_zp = 0, std::int64_t output_zp = 0) {
+// RESCALE attributes from `in` to `out` with zero points (scale32, single rounding).
+inline qfold::rescale_attributes rescale_attrs(qfold::int_type in, qfold::int_type out,
+                                               std::int64_t input_zp = 0,
+                                               std::int64_t output_zp = 0) {
   qfold::rescale_attributes a;
   a.input_type = in;
   a.output_type = out;
   a.input_zp = input_zp;
   a.output_zp = output_zp;
+  return a;
+}
+
+// An int8 table whose entry i is (i * step) mod 256 - 128: a permutation for odd steps.
+inline std::vector<std::int8_t> ramp_table(int step) {
+  std::vector<std::int8_t> t(256);
+  for (int i = 0; i < 256; ++i)
+    t[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i * step) % 256 - 128);
+  return t;
+}
+
+// A RESCALE from `in` to `out` with zero points; the scale's multiplier and shift are derived as
+// ExecuTorch does (32-bit, ties to even).
+inline id rescale(graph& g, const std::string& name, id x, qfold::int_type in, qfold::int_type out,
+                  double scale, std::int64_t input_zp = 0, std::int64_t output_zp = 0) {
+  const qfold::rescale_attributes a = rescale_attrs(in, out, input_zp, output_zp);
   const auto s = qfold::compute_multiplier_and_shift(scale, qfold::scale_width::bits32,
                                                      qfold::tie_rule::half_to_even);
   if (!s)

@@ -103,21 +103,8 @@ const auto merge_pass = [](failing& g) { return qfold::fold_merge_rescales(g); }
 const auto compose_pass = [](failing& g) { return qfold::fold_compose_tables(g); };
 const auto collapse_pass = [](failing& g) { return qfold::fold_collapse_to_tables(g); };
 
-qfold::rescale_attributes rescale_attrs(qfold::int_type in, qfold::int_type out,
-                                        std::int64_t izp = 0, std::int64_t ozp = 0) {
-  qfold::rescale_attributes a;
-  a.input_type = in;
-  a.output_type = out;
-  a.input_zp = izp;
-  a.output_zp = ozp;
-  return a;
-}
-std::vector<std::int8_t> ramp_table(int step) {
-  std::vector<std::int8_t> t(256);
-  for (int i = 0; i < 256; ++i)
-    t[static_cast<std::size_t>(i)] = static_cast<std::int8_t>((i * step) % 256 - 128);
-  return t;
-}
+using tiny::blocks::ramp_table;
+using tiny::blocks::rescale_attrs;
 
 one_site conv_bn(bool bias) {
   one_site s{bias ? "conv + bias + batch norm" : "conv without bias + batch norm", {}, {}};
