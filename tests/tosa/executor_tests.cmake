@@ -9,6 +9,9 @@
 #                              rewrites) print the same: the folds proven without the tool
 #   tosa.exec.fold.<m>         qfold-tosa-opt's report matches the manifest, ORIGINAL and FOLDED
 #                              print the same, all-refused modules stay the same module
+#   tosa.exec.fold.<m>.<pass>  the same for the manifest's entry <m>.<pass>: one of the newer
+#                              passes (merge_rescales, compose_tables, collapse_to_table) alone
+#                              on module m, with make_modules.py's model-derived expectations
 #   tosa.exec.fold_all.<m>     the tool with every pass: ORIGINAL and FOLDED print the same
 #                              (the report is not checked)
 #   tosa.exec.negative.table   a module with one table entry changed makes the comparison fail
@@ -29,6 +32,19 @@ else()
       -DMLIR_LIB_DIR=${QFOLD_MLIR_LIB_DIR})
   set(_qfold_exec_modules chains dyt_affine dyt_alpha dyt_blocks refusals rescale_pairs
       table_chains)
+  # the manifest's further entries (<module>.<pass>: one newer pass on a module)
+  set(_qfold_exec_entries "")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+               "${_qfold_exec_dir}/modules/manifest.json")
+  file(READ "${_qfold_exec_dir}/modules/manifest.json" _qfold_exec_manifest)
+  string(JSON _qfold_exec_n LENGTH "${_qfold_exec_manifest}" modules)
+  math(EXPR _qfold_exec_n "${_qfold_exec_n} - 1")
+  foreach(_i RANGE ${_qfold_exec_n})
+    string(JSON _qfold_exec_id GET "${_qfold_exec_manifest}" modules ${_i} id)
+    if(_qfold_exec_id MATCHES "^([a-z0-9_]+)\\.[a-z0-9_]+$")
+      list(APPEND _qfold_exec_entries "${_qfold_exec_id}")
+    endif()
+  endforeach()
 
   find_program(QFOLD_EXEC_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)
   find_program(QFOLD_EXEC_PYTHON3 python3)
@@ -57,7 +73,7 @@ else()
 
   # qfold-tosa-opt is defined in examples/, which the top level adds after tests/: the fold
   # tests are registered at the end of the top-level directory, once every target exists.
-  function(_qfold_tosa_exec_fold_tests dir work modules mlir)
+  function(_qfold_tosa_exec_fold_tests dir work modules mlir entries)
     if(NOT TARGET qfold-tosa-opt)
       message(STATUS "qfold: TOSA fold-vs-executor tests skipped: no qfold-tosa-opt target")
       return()
@@ -66,6 +82,13 @@ else()
       add_test(NAME tosa.exec.fold.${_m}
         COMMAND "${CMAKE_COMMAND}" ${mlir} -DTOOL=$<TARGET_FILE:qfold-tosa-opt>
           -DMODULE=${dir}/modules/${_m}.mlir -DWORK_DIR=${work}/fold/${_m}
+          -P ${dir}/compare_folded.cmake)
+    endforeach()
+    foreach(_e IN LISTS entries)
+      string(REGEX REPLACE "\\..*" "" _m "${_e}")
+      add_test(NAME tosa.exec.fold.${_e}
+        COMMAND "${CMAKE_COMMAND}" ${mlir} -DTOOL=$<TARGET_FILE:qfold-tosa-opt>
+          -DMODULE=${dir}/modules/${_m}.mlir -DENTRY=${_e} -DWORK_DIR=${work}/fold/${_e}
           -P ${dir}/compare_folded.cmake)
     endforeach()
     foreach(_m IN LISTS modules)
@@ -84,5 +107,5 @@ else()
   cmake_language(EVAL CODE "
     cmake_language(DEFER DIRECTORY [[${PROJECT_SOURCE_DIR}]] CALL _qfold_tosa_exec_fold_tests
       [[${_qfold_exec_dir}]] [[${_qfold_exec_work}]] [[${_qfold_exec_modules}]]
-      [[${_qfold_exec_mlir}]])")
+      [[${_qfold_exec_mlir}]] [[${_qfold_exec_entries}]])")
 endif()

@@ -28,6 +28,13 @@ each: `expect` is a list of {pass, folded, reason}; an empty list means no pass 
 `%<site>_<role>`, with the same name as their location (`loc("<site>_<role>")`), so a report's
 node names identify the site (MLIR's parser keeps locations, not SSA names).
 
+Further entries `<module>.<pass>` hold the expectations of the newer passes (merge rescales,
+compose tables, collapse to table), one pass per entry (run alone with --pass, so they do not
+depend on the order of passes whose sites overlap): merge_sites, compose_sites and collapse_sites
+below find each pass's sites on the module's graph as docs/folds.md states the patterns and
+decide the outcomes with the model (every code of every channel); `outcomes` lists what may be
+reported where the model cannot decide (folded or not_exact).
+
 Standard library only, deterministic (fixed seed), no network.
 """
 
@@ -303,14 +310,20 @@ class Module:
         self.sites = []
         self.names = set()
         self.tamper = None
+        # the graph, for the structural part of the newer passes' expectations (new_pass_entries)
+        self.x.kind, self.x.ins = "input", []
+        self.nodes = [self.x]
+        # extra manifest entries (one per newer pass), filled by main()
+        self.entries = []
 
     def mark(self):
-        return (len(self.lines), set(self.names))
+        return (len(self.lines), set(self.names), len(self.nodes))
 
     def rollback(self, mark):
         """Drop what was emitted since mark (the values stay evaluated)."""
         del self.lines[mark[0]:]
         self.names = mark[1]
+        del self.nodes[mark[2]:]
 
     def fresh(self, name):
         assert name not in self.names, name
@@ -319,6 +332,8 @@ class Module:
 
     def emit(self, name, op, operands, attrs, dt, tensor):
         v = Value(self.fresh(name), dt, tensor)
+        v.kind, v.ins = op[len("tosa."):], list(operands)
+        self.nodes.append(v)
         ins = ", ".join(o.name for o in operands)
         intypes = ", ".join(o.type for o in operands)
         a = " {" + attrs + "}" if attrs else ""
@@ -332,6 +347,8 @@ class Module:
         lo, hi = RANGE[dt]
         assert all(lo <= d <= hi for d in data)
         v = Value(self.fresh(name), dt, t)
+        v.kind, v.ins = "const", []
+        self.nodes.append(v)
         self.lines.append('  %s = "tosa.const"() {value = %s} : () -> %s loc("%s")'
                           % (v.name, dense(shape, dt, data), v.type, name))
         return v
@@ -359,7 +376,9 @@ class Module:
     def mul(self, name, a, b, shift=0):
         assert a.dt == b.dt
         t = elementwise(lambda idx, p, q: mul_value(p, q, shift, a.dt), a.t, b.t)
-        return self.emit(name, "tosa.mul", [a, b], "shift = %d : i32" % shift, "i32", t)
+        v = self.emit(name, "tosa.mul", [a, b], "shift = %d : i32" % shift, "i32", t)
+        v.mul_shift = shift
+        return v
 
     def add(self, name, a, b):
         assert a.dt == b.dt == "i32"
@@ -374,8 +393,10 @@ class Module:
     def clamp(self, name, x, lo, hi):
         attrs = ("max_fp = 0.000000e+00 : f32, max_int = %d : i64, min_fp = 0.000000e+00 : f32, "
                  "min_int = %d : i64" % (hi, lo))
-        return self.emit(name, "tosa.clamp", [x], attrs, x.dt,
-                         elementwise(lambda idx, v: clip(v, lo, hi), x.t))
+        v = self.emit(name, "tosa.clamp", [x], attrs, x.dt,
+                      elementwise(lambda idx, v: clip(v, lo, hi), x.t))
+        v.bounds = (lo, hi)
+        return v
 
     def table(self, name, x, values):
         assert x.dt == "i8" and len(values) == 256
@@ -832,10 +853,12 @@ def module_refusals():
 
 
 def naive_merge(r1, r2, k=None):
-    """Informational (not checked): does the naive merge of RESCALE r1 -> (MUL by constant k ->)
+    """Does the naive merge of RESCALE r1 -> (MUL by constant k ->)
     RESCALE r2 (real scales multiplied, multiplier and shift derived as ExecuTorch does, r1's
     input_zp, r2's output_zp and double_round, the intermediate clamp and rounding skipped) equal
-    the pair on every int8 code of every channel? The first code where it differs, if any."""
+    the pair on every int8 code of every channel? The first code where it differs, if any. Shown
+    in the DyT entries' sites; merge_sites takes "equal" as proof that one RESCALE equals the
+    pair (the naive merge itself), so the merge must fold."""
     a1, a2 = r1.attrs, r2.attrs
     ch = r1.shape[-1]
     for c in range(ch):
@@ -859,6 +882,261 @@ def naive_merge(r1, r2, k=None):
             if y != z:
                 return {"equal": False, "channel": c, "code": code, "pair": y, "naive": z}
     return {"equal": True}
+
+
+# --- The newer passes (docs/folds.md: merge rescales, compose tables, collapse to table): their
+# --- expected reports, from the graph built above and the model's values on every code -------
+
+MERGE = "fold_merge_rescales"
+COMPOSE = "fold_compose_tables"
+COLLAPSE = "fold_collapse_to_table"
+EITHER = "folded_or_not_exact"  # an expectation: folded, or refused as not_exact
+
+
+def use_counts(m):
+    uses = {}
+    for v in m.nodes:
+        for o in v.ins:
+            uses[o.name] = uses.get(o.name, 0) + 1
+    for o in m.outputs:
+        uses[o.name] = uses.get(o.name, 0) + 1
+    return uses
+
+
+def uniform(k):
+    return all(d == k.t.data[0] for d in k.t.data)
+
+
+def code_maps(start, end):
+    """Per channel, the map start code -> end value, read off the model's data (the chain is
+    elementwise). None unless start is the module's input, which holds every int8 code on every
+    channel: the maps then cover all 256 codes."""
+    if start.kind != "input":
+        return None
+    ch = start.shape[-1]
+    maps = [dict() for _ in range(ch)]
+    for i, (a, b) in enumerate(zip(start.t.data, end.t.data)):
+        assert maps[i % ch].get(a, b) == b
+        maps[i % ch][a] = b
+    assert all(len(mp) == 256 for mp in maps)
+    return [[mp[c] for c in range(-128, 128)] for mp in maps]
+
+
+def merge_sites(m):
+    """fold_merge_rescales as docs/folds.md states it: RESCALE -> RESCALE, or RESCALE -> MUL by an
+    integer constant -> RESCALE; refused shared_output (the first RESCALE or the MUL has another
+    reader), not_scalar (a MUL constant of several values), unsupported (the first RESCALE reads
+    int32). Otherwise the pair on every code of every channel (the model's values) decides:
+    equal to its naive merge -> folded (the naive merge is one RESCALE equal to the pair, which
+    qfold's search finds at least); a channel whose map is not non-decreasing -> not_exact (a
+    RESCALE with multiplier >= 0 is non-decreasing in its input, so none can equal it); else
+    folded or not_exact. Sites are disjoint (an accepted site's nodes are not reused)."""
+    uses = use_counts(m)
+    claimed, out = set(), []
+    for last in m.nodes:
+        if last.kind != "rescale":
+            continue
+        before, mul, first, k = last.ins[0], None, None, None
+        if before.kind == "rescale":
+            first = before
+        elif before.kind == "mul":
+            mul = before
+            a, b = mul.ins
+            if a.kind == "rescale" and b.kind == "const":
+                first, k = a, b
+            if b.kind == "rescale" and a.kind == "const":
+                first, k = b, a
+        if first is None:
+            continue
+        nodes = [first] + ([mul] if mul else []) + [last]
+        if any(n.name in claimed for n in nodes):
+            continue
+        if uses[first.name] != 1 or (mul and uses[mul.name] != 1):
+            outcome = "shared_output"
+        elif k is not None and not uniform(k):
+            outcome = "not_scalar"
+        elif first.ins[0].dt == "i32":
+            outcome = "unsupported"
+        else:
+            maps = code_maps(first.ins[0], last)
+            assert maps is not None, "a pair the model cannot enumerate: " + last.name
+            if naive_merge(first, last, k)["equal"]:
+                outcome = "folded"
+            elif any(mp[i] > mp[i + 1] for mp in maps for i in range(255)):
+                outcome = "not_exact"
+            else:
+                outcome = EITHER
+        if outcome in ("folded", EITHER):
+            claimed.update(n.name for n in nodes)
+        out.append((nodes, outcome))
+    return out
+
+
+def compose_sites(m):
+    """fold_compose_tables: an int8 TABLE whose input is an int8 TABLE; shared_output when the
+    first has another reader, else folded (the composition is a table by construction). Sites
+    are disjoint: of TABLE -> TABLE -> TABLE the first pair (in block order) composes."""
+    uses = use_counts(m)
+    claimed, out = set(), []
+    for t2 in m.nodes:
+        if t2.kind != "table" or t2.ins[0].kind != "table":
+            continue
+        t1 = t2.ins[0]
+        if t1.name in claimed or t2.name in claimed:
+            continue
+        outcome = "shared_output" if uses[t1.name] != 1 else "folded"
+        if outcome == "folded":
+            claimed.update((t1.name, t2.name))
+        out.append(([t1, t2], outcome))
+    return out
+
+
+def chain_input(v):
+    """The operand an elementwise op of a collapsible chain carries the chain on, or None."""
+    if v.kind in ("rescale", "clamp", "cast", "table"):
+        return v.ins[0]
+    if v.kind in ("mul", "add", "sub") and len(v.ins) == 2:
+        c = [o.kind == "const" for o in v.ins]
+        if c[0] != c[1]:
+            return v.ins[1] if c[0] else v.ins[0]
+    return None
+
+
+def collapse_sites(m):
+    """fold_collapse_to_table: a chain of elementwise ops (chain_input) from a non-constant int8
+    tensor to an int8 result, at least two ops, every node inside read only by the next; it ends
+    where no single reader continues it to another int8 result and starts at the farthest int8
+    tensor behind it (walking back through ops read only by the next). Refused: shared_output
+    when an elementwise op on the way back has another reader and no chain of two ops remains
+    after it; not_scalar for a constant of several values; not_exact when per-channel steps give
+    different tables on different channels (the model's values on all 256 codes). The model's
+    module is valid on every code (its REQUIREs hold), so no step overflows and every narrowing
+    CAST fits: otherwise folded."""
+    uses = use_counts(m)
+    readers = {}
+    for v in m.nodes:
+        ci = chain_input(v)
+        if ci is not None:
+            readers.setdefault(ci.name, []).append(v)
+    out = []
+    for last in m.nodes:
+        if chain_input(last) is None or last.dt != "i8":
+            continue
+        cur, is_end = last, True
+        while uses.get(cur.name, 0) == 1 and len(readers.get(cur.name, [])) == 1:
+            cur = readers[cur.name][0]
+            if cur.dt == "i8":
+                is_end = False
+                break
+        if not is_end:
+            continue
+        ops, starts, blocked, cur = [last], [], False, last
+        while True:
+            i = chain_input(cur)
+            if i is None:
+                break
+            if i.dt == "i8" and i.kind != "const":
+                starts.append((len(ops), i))
+            if chain_input(i) is None:
+                break
+            if uses[i.name] != 1:
+                blocked = True
+                break
+            ops.append(i)
+            cur = i
+        if not starts or starts[-1][0] < 2:
+            if blocked:
+                out.append((list(reversed(ops)), "shared_output"))
+            continue
+        n, start = starts[-1]
+        ops = list(reversed(ops[:n]))
+        consts = [o for v in ops if v.kind in ("mul", "add", "sub") for o in v.ins
+                  if o.kind == "const"]
+        if any(not uniform(k) for k in consts):
+            out.append((ops, "not_scalar"))
+            continue
+        try:
+            maps = [[eval_chain(ops, code, c) for code in range(-128, 128)]
+                    for c in range(start.shape[-1])]
+        except ChainError as e:
+            out.append((ops, e.reason))
+            continue
+        assert code_maps(start, last) in (None, maps)  # the model's data agrees
+        out.append((ops, "folded" if all(mp == maps[0] for mp in maps) else "not_exact"))
+    return out
+
+
+class ChainError(Exception):
+    def __init__(self, reason):
+        self.reason = reason
+
+
+def eval_chain(ops, code, channel):
+    """The chain's ops applied to one int8 code on one channel with the model's TOSA semantics;
+    a REQUIRE that fails is the pass's reason for it: overflow (ADD / SUB, a shifted MUL),
+    out_of_range (a narrowing CAST that does not fit, a RESCALE requirement)."""
+    v = code
+    for op in ops:
+        try:
+            if op.kind == "rescale":
+                v = rescale_value(v, channel, op.attrs)
+            elif op.kind == "clamp":
+                v = clip(v, *op.bounds)
+            elif op.kind == "cast":
+                v = cast_value(v, op.dt)
+            elif op.kind == "table":
+                v = table_value(v, op.lut)
+            else:
+                slot = 0 if op.ins[1].kind == "const" else 1
+                k = op.ins[1 - slot].t.data[0]
+                a, b = (v, k) if slot == 0 else (k, v)
+                v = (mul_value(a, b, op.mul_shift, "i32") if op.kind == "mul" else
+                     add_value(a, b) if op.kind == "add" else sub_value(a, b))
+        except SpecError:
+            raise ChainError("out_of_range" if op.kind in ("cast", "rescale") else "overflow")
+    return v
+
+
+PASS_MODELS = ((MERGE, merge_sites), (COMPOSE, compose_sites), (COLLAPSE, collapse_sites))
+
+
+def new_pass_entries(m):
+    """One manifest entry per newer pass that has a site in m: that pass alone (--pass), every
+    site of the module listed, each with the outcomes the pass models above predict."""
+    entries = []
+    for p, model in PASS_MODELS:
+        found = model(m)
+        if not found:
+            continue
+        ids = [s["site"] for s in m.sites]
+        owners_of = [{s for s in ids for n in nodes if n.name.startswith("%" + s + "_")}
+                     for nodes, _ in found]
+        # A site spanning two sites' nodes (dyt_blocks: block b's last RESCALE and block b+1's
+        # first) belongs to the one that also owns a site alone; the other is left out of this
+        # entry when it owns none alone (a listed site would make the report site ambiguous).
+        alone = {next(iter(o)) for o in owners_of if len(o) == 1}
+        left_out = {s for o in owners_of if len(o) > 1 for s in o if s not in alone}
+        want = {s: [] for s in ids if s not in left_out}
+        for (nodes, outcome), owners in zip(found, owners_of):
+            owners = owners - left_out
+            assert len(owners) == 1, (m.name, p, [n.name for n in nodes], owners)
+            e = {"pass": p}
+            if outcome == EITHER:
+                e["outcomes"] = [{"folded": True}, {"folded": False, "reason": "not_exact"}]
+            elif outcome == "folded":
+                e["folded"] = True
+            else:
+                e.update(folded=False, reason=outcome)
+            want[owners.pop()].append(e)
+        sites = [{"site": s["site"], "description": s["description"], "expect": want[s["site"]]}
+                 for s in m.sites if s["site"] in want]
+        outcomes = [o for _, o in found]
+        unchanged = (True if all(o not in ("folded", EITHER) for o in outcomes)
+                     else None if all(o != "folded" for o in outcomes) else False)
+        entries.append({"id": m.name + "." + p[len("fold_"):], "module": m.name + ".mlir",
+                        "passes": [p], "expected": m.name + ".expected", "unchanged": unchanged,
+                        "sites": sites})
+    return entries
 
 
 def module_rescale_pairs():
@@ -928,6 +1206,18 @@ def module_chains():
     w = m.cast("d3_cast", t, "i32")
     m.output(w)
     m.site("d3", "scale32 = false RESCALE -> TABLE -> CAST to int32", [])
+    # per-channel RESCALE -> CLAMP: each channel a different table (collapse: not_exact)
+    r = m.rescale("d4_pc", x, "i8", scales=[0.5, 0.25, 0.75, 1.0], input_zp=3, output_zp=-1)
+    c = m.clamp("d4_clamp", r, -100, 100)
+    m.output(c)
+    m.site("d4", "per-channel RESCALE -> CLAMP whose channels give different tables", [])
+    # RESCALE (also a function result) -> CLAMP -> TABLE: the CLAMP -> TABLE after it remains
+    r = m.rescale("d5_shared", x, "i8", scales=[0.9], input_zp=1, output_zp=-3)
+    c = m.clamp("d5_clamp", r, -90, 120)
+    t = m.table("d5_table", c, [clip((i - 128) // 2 + 5, -128, 127) for i in range(256)])
+    m.output(t)
+    m.output(r)
+    m.site("d5", "RESCALE also a function result -> CLAMP -> TABLE", [])
     return m
 
 
@@ -995,7 +1285,14 @@ def main(argv):
                    "passes matches the site, so the tool neither reports nor changes it). "
                    "A report site belongs to site S when one of its node names contains 'S_'. "
                    "unchanged: every site refused or unmatched, so the tool's output must print "
-                   "(mlir-opt-16 --mlir-print-op-generic) exactly as the original does.",
+                   "(mlir-opt-16 --mlir-print-op-generic) exactly as the original does; null: "
+                   "decided by the report (some outcome may be either). The entry named after "
+                   "its module runs the DyT passes; an entry <module>.<pass> runs one newer pass "
+                   "alone (merge_rescales, compose_tables, collapse_to_table), its expectations "
+                   "derived by make_modules.py's models of those passes (docs/folds.md) on its "
+                   "model of TOSA's integer semantics, never from qfold's output. An expectation "
+                   "with `outcomes` instead of folded/reason allows any of them (a RESCALE pair "
+                   "whose naive merge differs: folded, or not_exact).",
         "modules": [],
     }
     for m in modules:
@@ -1016,6 +1313,7 @@ def main(argv):
                 out.write(f.text().replace("(%s): do not edit." % m.name,
                                            "(%s, folded by its model): do not edit." % m.name))
         manifest["modules"].append(entry)
+        manifest["modules"] += new_pass_entries(m)
     with open(os.path.join(outdir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
