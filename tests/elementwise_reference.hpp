@@ -9,10 +9,12 @@
 #include <cstdint>
 #include <optional>
 #include <qfold/arith/rescale.hpp>
+#include <random>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "catch_compat.hpp"
 #include "reference/from_qfold.hpp"
 #include "reference/spec_reference.hpp"
 #include "tiny_ir/blocks.hpp"
@@ -117,6 +119,24 @@ inline bool same(const std::vector<double>& a, const std::vector<double>& b) {
 inline std::size_t count_kind(const tiny::graph& g, qfold::op_kind k) {
   const auto ns = g.nodes();
   return static_cast<std::size_t>(std::ranges::count_if(ns, [&](id n) { return g.kind(n) == k; }));
+}
+// A random int8 table (any entries).
+inline std::vector<std::int8_t> random_table(std::mt19937& gen) {
+  std::vector<std::int8_t> t(256);
+  std::uniform_int_distribution<int> d(-128, 127);
+  for (auto& v : t) v = static_cast<std::int8_t>(d(gen));
+  return t;
+}
+// Runs a pass on a graph of one site that it must refuse with `why`, leaving the graph as it was.
+template <class Pass>
+qfold::rejection rejects(tiny::graph& g, Pass p, qfold::reason why) {
+  const auto before = g.structural_hash();
+  const auto r = p(g);
+  REQUIRE(r.sites.size() == 1);
+  REQUIRE(r.sites[0].rejected);
+  CHECK(r.sites[0].rejected->code == why);
+  CHECK(g.structural_hash() == before);
+  return *r.sites[0].rejected;
 }
 inline qfold::rescale_attributes attrs(qfold::int_type in, qfold::int_type out,
                                        std::int64_t izp = 0, std::int64_t ozp = 0) {

@@ -72,17 +72,6 @@ double at_code(const std::vector<rc::op>& ops, std::int64_t code, bool int16 = f
   return tiny::evaluate(c.g, {static_cast<double>(code)})[0];
 }
 
-template <class Pass>
-qfold::rejection rejects(tiny::graph& g, Pass p, reason why) {
-  const auto before = g.structural_hash();
-  const auto r = p(g);
-  REQUIRE(r.sites.size() == 1);
-  REQUIRE(r.sites[0].rejected);
-  CHECK(r.sites[0].rejected->code == why);
-  CHECK(g.structural_hash() == before);
-  return *r.sites[0].rejected;
-}
-
 // Folds and checks against the original and the reference model on every code.
 void folds(const std::vector<rc::op>& ops, bool int16 = false) {
   auto c = make(ops, int16);
@@ -112,12 +101,6 @@ void folds(const std::vector<rc::op>& ops, bool int16 = false) {
   CHECK(mismatches == 0);
 }
 
-std::vector<std::int8_t> random_table(std::mt19937& gen) {
-  std::vector<std::int8_t> t(256);
-  std::uniform_int_distribution<int> d(-128, 127);
-  for (auto& v : t) v = static_cast<std::int8_t>(d(gen));
-  return t;
-}
 }  // namespace
 
 TEST_CASE("collapse to table: every op kind, one table, same codes on every input",

@@ -18,12 +18,6 @@ using qfold::reason;
 
 const auto pass = [](tiny::graph& g) { return qfold::fold_compose_tables(g); };
 
-std::vector<std::int8_t> random_table(std::mt19937& gen) {
-  std::vector<std::int8_t> t(256);
-  std::uniform_int_distribution<int> d(-128, 127);
-  for (auto& v : t) v = static_cast<std::int8_t>(d(gen));
-  return t;
-}
 }  // namespace
 
 TEST_CASE("compose tables: one table, the second read at the first, on every code",

@@ -23,17 +23,6 @@ using qfold::scale_factor;
 
 const auto pass = [](tiny::graph& g) { return qfold::fold_merge_rescales(g); };
 
-template <class Pass>
-qfold::rejection rejects(tiny::graph& g, Pass p, reason why) {
-  const auto before = g.structural_hash();
-  const auto r = p(g);
-  REQUIRE(r.sites.size() == 1);
-  REQUIRE(r.sites[0].rejected);
-  CHECK(r.sites[0].rejected->code == why);
-  CHECK(g.structural_hash() == before);
-  return *r.sites[0].rejected;
-}
-
 struct pair_graph {
   tiny::graph g;
   id x = 0, first = 0, last = 0;
