@@ -6,12 +6,20 @@
 // text is kept in the report's adapter_errors. Nothing thrown escapes.
 //
 // Supported passes: fold_batch_norm and fold_scale_into_quantize (the float read points, the
-// mutation points, qparams / qparams_shared / set_qparams). The integer passes (DyT, rescale
-// merging, tables) need the integer read points and are not bound.
+// mutation points, qparams / qparams_shared / set_qparams), and the integer passes fold_dyt_alpha,
+// fold_dyt_affine, fold_merge_rescales, fold_compose_tables, fold_collapse_to_table (the integer
+// read points; values are copied out of whatever the methods return, every value range checked).
+// The adapter models every point at compile time; which passes a given object can run is decided
+// at call time by the methods it has (required_methods below). A TABLE's entries are its operand
+// 1, an int_constant (TOSA's form): there is no table_values point. Only int8 tables are created
+// (no add_table(int16)): int16 chains are refused by collapse_to_table.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <qfold/arith/apply_scale.hpp>
+#include <qfold/arith/rescale.hpp>
 #include <qfold/fold/scale_into_quantize.hpp>
 #include <qfold/graph/batch_norm_pass.hpp>
 #include <qfold/graph/passes.hpp>
@@ -43,6 +51,8 @@ struct py_graph {
     std::vector<std::int64_t> shape;
   };
   std::unordered_map<std::size_t, held> constants;
+  // Weight zero points quantized_conv returned: kept for the whole run (its spans never dangle).
+  std::deque<std::vector<std::int64_t>> zero_points;
   std::vector<std::string> errors;  // the text of every Python exception an adapter call raised
 
   std::size_t intern(py::handle obj) {
@@ -76,6 +86,13 @@ struct py_graph {
     }
   }
   [[nodiscard]] bool has(const char* name) const { return py::hasattr(ir, name); }
+  // Whether the object provides `name` statically: its class has it, or its instance __dict__
+  // (the pass selection; unlike hasattr, it runs none of the object's own attribute lookup code).
+  [[nodiscard]] bool provides(const char* name) const {
+    if (py::hasattr(py::type::of(ir), name)) return true;
+    const py::object d = py::getattr(ir, "__dict__", py::none());
+    return !d.is_none() && py::isinstance<py::dict>(d) && d.contains(name);
+  }
 };
 
 qfold::op_kind kind_from(py::handle k) {
@@ -102,6 +119,121 @@ qfold::weight_layout layout_from(py::handle v) {
                                              {"s_i_o", qfold::weight_layout::s_i_o},
                                              {"i_o_s", qfold::weight_layout::i_o_s}},
                                             "conv_attributes: layout");
+}
+
+// obj[key] of a dict, obj.key of any other object; fallback when absent.
+py::object member(py::handle obj, const char* key, py::object fallback) {
+  if (py::isinstance<py::dict>(obj)) return obj.attr("get")(key, fallback);
+  return py::getattr(obj, key, fallback);
+}
+py::object required_member(py::handle obj, const char* key, const char* what) {
+  py::object v = member(obj, key, py::none());
+  if (v.is_none()) throw py::value_error(std::string(what) + ": '" + key + "' is missing");
+  return v;
+}
+
+// An integer of a method's answer, range checked into T (a TypeError or value_out_of_range,
+// never a wrapped value).
+template <class T>
+T int_as(py::handle v, const char* what) {
+  const std::int64_t i = int_arg(v, what);
+  if (!std::in_range<T>(i))
+    raise(qfold::errc::value_out_of_range, std::string(what) + ": value does not fit");
+  return static_cast<T>(i);
+}
+
+// Any integer array-like (numpy int8..int64, a list) as int64 values, with its shape.
+std::vector<std::int64_t> int64_values(py::handle obj, const char* what,
+                                       std::vector<std::int64_t>* shape = nullptr) {
+  const auto a = int_array_as<std::int64_t>(obj, what);  // uint64 beyond int64: out of range
+  if (shape) {
+    shape->clear();
+    for (py::ssize_t d = 0; d < a.ndim(); ++d) shape->push_back(a.shape(d));
+  }
+  return {a.data(), a.data() + a.size()};
+}
+
+constexpr std::pair<std::string_view, qfold::rounding_mode> rounding_names[] = {
+    {"single_round", qfold::rounding_mode::single_round},
+    {"inexact_round", qfold::rounding_mode::inexact_round},
+    {"double_round", qfold::rounding_mode::double_round}};
+
+qfold::rescale_attributes rescale_attributes_from(py::handle d) {
+  qfold::rescale_attributes a;
+  const char* what = "rescale(n)";
+  a.input_type = parse_int_type(std::string(py::str(required_member(d, "input_type", what))),
+                                "rescale(n): input_type");
+  a.output_type = parse_int_type(std::string(py::str(required_member(d, "output_type", what))),
+                                 "rescale(n): output_type");
+  a.scale32 = member(d, "scale32", py::bool_(true)).cast<bool>();
+  a.rounding = parse_option<qfold::rounding_mode>(
+      std::string(py::str(member(d, "rounding", py::str("single_round")))),
+      {rounding_names[0], rounding_names[1], rounding_names[2]}, "rescale(n): rounding");
+  a.per_channel = member(d, "per_channel", py::bool_(false)).cast<bool>();
+  a.input_unsigned = member(d, "input_unsigned", py::bool_(false)).cast<bool>();
+  a.output_unsigned = member(d, "output_unsigned", py::bool_(false)).cast<bool>();
+  a.input_zp = int_arg(member(d, "input_zp", py::int_(0)), "rescale(n): input_zp");
+  a.output_zp = int_arg(member(d, "output_zp", py::int_(0)), "rescale(n): output_zp");
+  return a;
+}
+
+std::string_view int_type_name(qfold::int_type t) {
+  switch (t) {
+    case qfold::int_type::i8:
+      return "i8";
+    case qfold::int_type::i16:
+      return "i16";
+    case qfold::int_type::i32:
+      return "i32";
+    case qfold::int_type::i48:
+      return "i48";
+  }
+  return "unknown";
+}
+
+py::dict rescale_attributes_to(const qfold::rescale_attributes& a) {
+  py::dict d;
+  d["input_type"] = py::str(std::string(int_type_name(a.input_type)));
+  d["output_type"] = py::str(std::string(int_type_name(a.output_type)));
+  d["scale32"] = a.scale32;
+  for (const auto& [name, mode] : rounding_names)
+    if (mode == a.rounding) d["rounding"] = py::str(std::string(name));
+  d["per_channel"] = a.per_channel;
+  d["input_unsigned"] = a.input_unsigned;
+  d["output_unsigned"] = a.output_unsigned;
+  d["input_zp"] = a.input_zp;
+  d["output_zp"] = a.output_zp;
+  return d;
+}
+
+// The methods each pass calls on the Python object (mutation points included): a pass runs only
+// when the object has them all. qparams is optional for the integer passes but DyT (None
+// everywhere without it); an object with qparams needs set_qparams too.
+std::vector<const char*> required_methods(std::string_view pass, bool has_qparams) {
+  std::vector<const char*> r = {"nodes", "kind", "operands", "use_count", "replace_uses", "erase"};
+  const auto add = [&](std::initializer_list<const char*> more) {
+    r.insert(r.end(), more.begin(), more.end());
+  };
+  if (pass == qfold::batch_norm_pass_name) {
+    add({"constant", "conv_attributes", "batch_norm_attributes", "output_rank", "add_constant",
+         "set_operand", "remove_last_operand"});
+    return r;
+  }
+  if (pass == qfold::scale_into_quantize_pass_name) {
+    add({"constant", "qparams", "set_qparams", "set_operand", "remove_last_operand"});
+    return r;
+  }
+  add({"int_constant", "output_shape", "rescale", "mul_shift"});
+  if (has_qparams) add({"set_qparams"});
+  if (pass == qfold::merge_rescales_pass_name) add({"add_rescale"});
+  if (pass == qfold::compose_tables_pass_name) add({"add_table"});
+  if (pass == qfold::collapse_to_table_pass_name)
+    add({"add_table", "clamp_attributes", "element_type"});
+  if (pass == qfold::dyt_alpha_pass_name) add({"qparams", "set_qparams", "add_table"});
+  if (pass == qfold::dyt_affine_pass_name)
+    add({"qparams", "set_qparams", "conv_attributes", "quantized_conv", "view_axis",
+         "add_int_constant", "set_operand"});
+  return r;
 }
 
 std::optional<std::size_t> optional_node(py_graph& g, py::handle obj) {
@@ -250,18 +382,29 @@ struct qfold::ir_traits<qfold_py::py_graph> {
       g.call("erase", g.object(n));
     });
   }
-  // ir.constant_bytes(n), or the nbytes of constant(n) without that method.
+  // ir.constant_bytes(n); without that method, the nbytes of constant(n), or of int_constant(n)
+  // (as the IR returned it) when constant is missing or None.
   static std::size_t constant_bytes(const G& g, std::size_t n) {
     return g.guard("constant_bytes", [&]() -> std::size_t {
       if (g.has("constant_bytes")) return g.call("constant_bytes", g.object(n)).cast<std::size_t>();
-      const auto c = constant(g, n);
-      return c ? 4 * c->data.size() : 0;
+      if (g.provides("constant"))
+        if (const auto c = constant(g, n)) return 4 * c->data.size();
+      if (g.provides("int_constant")) {
+        const py_object c = g.call("int_constant", g.object(n));
+        if (!c.is_none()) {
+          const py_object data = qfold_py::member(c, "data", py::none());
+          return static_cast<std::size_t>(
+              qfold_py::as_array(data.is_none() ? c : data, "int_constant(n)").nbytes());
+        }
+      }
+      return 0;
     });
   }
 
   // --- Scale into quantize ----------------------------------------------------------------------
   static std::optional<qfold::qparams> qparams(const G& g, std::size_t n) {
     return g.guard("qparams", [&]() -> std::optional<qfold::qparams> {
+      if (!g.has("qparams")) return std::nullopt;  // an integer IR without quantization
       const py_object q = g.call("qparams", g.object(n));
       if (q.is_none()) return std::nullopt;
       return qfold_py::to_qparams(q, "qparams(n)");
@@ -274,8 +417,186 @@ struct qfold::ir_traits<qfold_py::py_graph> {
     });
   }
   static void set_qparams(G& g, std::size_t n, const qfold::qparams& q) {
-    g.changed();
-    g.call("set_qparams", g.object(n), py::cast(q));
+    return g.guard("set_qparams", [&]() -> void {
+      g.changed();
+      g.call("set_qparams", g.object(n), py::cast(q));
+    });
+  }
+
+  // --- Integer read points ----------------------------------------------------------------------
+  // Values are copied (int64) out of what the methods return, so no span outlives its array.
+  struct int_tensor {
+    std::vector<std::int64_t> data, shape;
+  };
+  // ir.int_constant(n) -> None, an integer array (its own shape), or an object / dict with data
+  // and shape.
+  static std::optional<int_tensor> int_constant(const G& g, std::size_t n) {
+    return g.guard("int_constant", [&]() -> std::optional<int_tensor> {
+      const py_object c = g.call("int_constant", g.object(n));
+      if (c.is_none()) return std::nullopt;
+      int_tensor t;
+      const py_object data = qfold_py::member(c, "data", py::none());
+      if (data.is_none()) {
+        t.data = qfold_py::int64_values(c, "int_constant(n)", &t.shape);
+      } else {
+        t.data = qfold_py::int64_values(data, "int_constant(n).data");
+        t.shape = qfold_py::int64_values(qfold_py::required_member(c, "shape", "int_constant(n)"),
+                                         "int_constant(n).shape");
+      }
+      std::int64_t count = 1;
+      for (const std::int64_t d : t.shape) {
+        if (d < 0 || (d > 0 && count > INT64_MAX / d))
+          throw py::value_error("int_constant(n): bad shape");
+        count *= d;
+      }
+      if (static_cast<std::uint64_t>(count) != t.data.size())
+        throw py::value_error("int_constant(n): data size does not match shape");
+      return t;
+    });
+  }
+  static std::vector<std::int64_t> output_shape(const G& g, std::size_t n) {
+    return g.guard("output_shape", [&]() -> std::vector<std::int64_t> {
+      return qfold_py::int64_values(g.call("output_shape", g.object(n)), "output_shape(n)");
+    });
+  }
+  struct rescale_data {
+    qfold::rescale_attributes attributes;
+    std::vector<std::int64_t> multipliers, shifts;
+  };
+  // ir.rescale(n) -> a dict / object: input_type, output_type ("i8", "i16", "i32", "i48"),
+  // scale32, rounding, per_channel, input_unsigned, output_unsigned, input_zp, output_zp (flat,
+  // or under "attributes"), multipliers, shifts.
+  static rescale_data rescale(const G& g, std::size_t n) {
+    return g.guard("rescale", [&]() -> rescale_data {
+      const py_object r = g.call("rescale", g.object(n));
+      const py_object nested = qfold_py::member(r, "attributes", py::none());
+      rescale_data d{qfold_py::rescale_attributes_from(nested.is_none() ? r : nested), {}, {}};
+      d.multipliers = qfold_py::int64_values(
+          qfold_py::required_member(r, "multipliers", "rescale(n)"), "rescale(n).multipliers");
+      d.shifts = qfold_py::int64_values(qfold_py::required_member(r, "shifts", "rescale(n)"),
+                                        "rescale(n).shifts");
+      return d;
+    });
+  }
+  static int mul_shift(const G& g, std::size_t n) {
+    return g.guard("mul_shift", [&]() -> int {
+      return qfold_py::int_as<int>(g.call("mul_shift", g.object(n)), "mul_shift(n)");
+    });
+  }
+  // ir.clamp_attributes(n) -> a dict / object with min and max, or a (min, max) pair.
+  static qfold::clamp_attributes clamp_attributes(const G& g, std::size_t n) {
+    return g.guard("clamp_attributes", [&]() -> qfold::clamp_attributes {
+      const py_object c = g.call("clamp_attributes", g.object(n));
+      if (py::isinstance<py::tuple>(c) || py::isinstance<py::list>(c)) {
+        const auto seq = py::reinterpret_borrow<py::sequence>(c);
+        if (seq.size() != 2) throw py::value_error("clamp_attributes(n): expected (min, max)");
+        return {qfold_py::int_arg(seq[0], "clamp_attributes(n): min"),
+                qfold_py::int_arg(seq[1], "clamp_attributes(n): max")};
+      }
+      return {qfold_py::int_arg(qfold_py::required_member(c, "min", "clamp_attributes(n)"),
+                                "clamp_attributes(n): min"),
+              qfold_py::int_arg(qfold_py::required_member(c, "max", "clamp_attributes(n)"),
+                                "clamp_attributes(n): max")};
+    });
+  }
+  // ir.element_type(n) -> "int8", "uint8", "int16", "uint16", "int32" (or a numpy dtype), or
+  // None for anything else (float, int48, bool, ...; any other name is None too).
+  static std::optional<qfold::dtype> element_type(const G& g, std::size_t n) {
+    return g.guard("element_type", [&]() -> std::optional<qfold::dtype> {
+      const py_object t = g.call("element_type", g.object(n));
+      if (t.is_none()) return std::nullopt;
+      const std::string s = qfold_py::dtype_string(t);
+      for (const auto d : {qfold::dtype::int8, qfold::dtype::uint8, qfold::dtype::int16,
+                           qfold::dtype::uint16, qfold::dtype::int32})
+        if (qfold_py::dtype_name(d) == s) return d;
+      return std::nullopt;
+    });
+  }
+  static std::optional<std::int64_t> view_axis(const G& g, std::size_t n, std::int64_t axis) {
+    return g.guard("view_axis", [&]() -> std::optional<std::int64_t> {
+      const py_object a = g.call("view_axis", g.object(n), axis);
+      if (a.is_none()) return std::nullopt;
+      return qfold_py::int_arg(a, "view_axis(n, axis)");
+    });
+  }
+  // ir.quantized_conv(n) -> None (a float conv) or a dict / object: input_zero_point,
+  // weight_zero_points (one, or one per output channel), weight_type (default "int8").
+  static std::optional<qfold::quantized_conv_attributes> quantized_conv(const G& cg,
+                                                                        std::size_t n) {
+    return cg.guard("quantized_conv", [&]() -> std::optional<qfold::quantized_conv_attributes> {
+      G& g = const_cast<G&>(cg);
+      const py_object q = g.call("quantized_conv", g.object(n));
+      if (q.is_none()) return std::nullopt;
+      qfold::quantized_conv_attributes a;
+      a.input_zero_point = qfold_py::int_arg(qfold_py::member(q, "input_zero_point", py::int_(0)),
+                                             "quantized_conv(n): input_zero_point");
+      g.zero_points.push_back(qfold_py::int64_values(
+          qfold_py::required_member(q, "weight_zero_points", "quantized_conv(n)"),
+          "quantized_conv(n).weight_zero_points"));
+      a.weight_zero_points = g.zero_points.back();
+      a.weight_type = qfold_py::parse_dtype(
+          qfold_py::dtype_string(qfold_py::member(q, "weight_type", py::str("int8"))),
+          "quantized_conv(n): weight_type");
+      return a;
+    });
+  }
+
+  // --- Integer mutation points ------------------------------------------------------------------
+  // ir.add_int_constant(data, shape, dtype): data a numpy array of dtype (values in its range),
+  // shape a tuple, dtype its name.
+  static std::size_t add_int_constant(G& g, std::span<const std::int64_t> data,
+                                      std::span<const std::int64_t> shape, qfold::dtype type) {
+    return g.guard("add_int_constant", [&]() -> std::size_t {
+      const auto range = qfold::range_of(type);
+      std::vector<py::ssize_t> dims(shape.begin(), shape.end());
+      py::array_t<std::int64_t> a(dims);
+      if (static_cast<std::size_t>(a.size()) != data.size())
+        throw py::value_error("add_int_constant: data size does not match shape");
+      for (std::size_t i = 0; i < data.size(); ++i)
+        if (data[i] < range.lo || data[i] > range.hi)
+          throw py::value_error("add_int_constant: a value does not fit its dtype");
+      std::copy(data.begin(), data.end(), a.mutable_data());
+      const std::string name(qfold_py::dtype_name(type));
+      const py_object id =
+          g.call("add_int_constant", a.attr("astype")(name),
+                 py::tuple(py::cast(std::vector<std::int64_t>(shape.begin(), shape.end()))), name);
+      g.changed();
+      return g.intern(id);
+    });
+  }
+  // ir.add_table(input, values): a new TABLE reading input, values a 256-entry int8 array (the
+  // IR makes the table constant, operand 1, itself).
+  static std::size_t add_table(G& g, std::size_t input, std::span<const std::int8_t> values) {
+    return g.guard("add_table", [&]() -> std::size_t {
+      py::array_t<std::int8_t> a(static_cast<py::ssize_t>(values.size()));
+      std::copy(values.begin(), values.end(), a.mutable_data());
+      const py_object id = g.call("add_table", g.object(input), a);
+      g.changed();
+      return g.intern(id);
+    });
+  }
+  // ir.add_rescale(input, attributes, multipliers, shifts): attributes a dict as rescale(n)
+  // reads it, multipliers and shifts int32 arrays.
+  static std::size_t add_rescale(G& g, std::size_t input, const qfold::rescale_attributes& attr,
+                                 std::span<const qfold::scale_factor> scales) {
+    return g.guard("add_rescale", [&]() -> std::size_t {
+      const auto count = static_cast<py::ssize_t>(scales.size());
+      py::array_t<std::int32_t> m(count), s(count);
+      for (std::size_t i = 0; i < scales.size(); ++i) {
+        m.mutable_data()[i] = scales[i].multiplier;
+        s.mutable_data()[i] = static_cast<std::int32_t>(scales[i].shift);
+      }
+      const py_object id =
+          g.call("add_rescale", g.object(input), qfold_py::rescale_attributes_to(attr), m, s);
+      g.changed();
+      return g.intern(id);
+    });
+  }
+  static void set_conv_input_zero_point(G& g, std::size_t n, std::int64_t zp) {
+    return g.guard("set_conv_input_zero_point", [&]() -> void {
+      g.changed();
+      g.call("set_conv_input_zero_point", g.object(n), zp);
+    });
   }
 };
 
@@ -284,6 +605,10 @@ namespace {
 
 static_assert(qfold::batch_norm_foldable_graph<py_graph>);
 static_assert(qfold::quantize_foldable_graph<py_graph>);
+static_assert(qfold::quantized_graph<py_graph>);
+static_assert(qfold::rescale_mergeable_graph<py_graph>);
+static_assert(qfold::table_collapsible_graph<py_graph>);
+static_assert(!qfold::detail::calls_table_values<py_graph>);  // the table is operand 1
 
 // One site of a report, as Python sees it.
 struct py_site {
@@ -310,8 +635,19 @@ struct py_report {
   }
 };
 
-constexpr std::string_view all_passes[] = {qfold::batch_norm_pass_name,
-                                           qfold::scale_into_quantize_pass_name};
+// Pipeline order (qfold's standard pipeline).
+constexpr std::string_view all_passes[] = {
+    qfold::batch_norm_pass_name,       qfold::scale_into_quantize_pass_name,
+    qfold::dyt_alpha_pass_name,        qfold::dyt_affine_pass_name,
+    qfold::merge_rescales_pass_name,   qfold::compose_tables_pass_name,
+    qfold::collapse_to_table_pass_name};
+
+std::vector<std::string> missing_methods(const py_graph& g, std::string_view pass) {
+  std::vector<std::string> r;
+  for (const char* m : required_methods(pass, g.provides("qparams")))
+    if (!g.provides(m)) r.emplace_back(m);
+  return r;
+}
 
 py_report run_passes(py::object ir, std::optional<std::vector<std::string>> names,
                      const std::string& exactness) {
@@ -320,23 +656,40 @@ py_report run_passes(py::object ir, std::optional<std::vector<std::string>> name
       exactness,
       {{"bit_exact", qfold::float_exactness::bit_exact}, {"real", qfold::float_exactness::real}},
       "run_passes: exactness");
-  py_graph g{std::move(ir), py::dict(), {}, {}, {}};
-  if (!names) {
+  py_graph g{std::move(ir), py::dict(), {}, {}, {}, {}};
+  if (!names) {  // every pass whose methods the object has
     names.emplace();
-    names->emplace_back(qfold::batch_norm_pass_name);
-    if (g.has("qparams")) names->emplace_back(qfold::scale_into_quantize_pass_name);
+    for (const auto pass : all_passes)
+      if (missing_methods(g, pass).empty()) names->emplace_back(pass);
   }
   qfold::pipeline<py_graph> p;
   for (const std::string& name : *names) {
+    if (std::find(std::begin(all_passes), std::end(all_passes), name) == std::end(all_passes)) {
+      std::string known;
+      for (const auto n : all_passes) known += (known.empty() ? "" : ", ") + std::string(n);
+      raise(qfold::errc::illegal_attributes,
+            "run_passes: unknown pass '" + name + "' (one of " + known + ")");
+    }
+    if (const auto missing = missing_methods(g, name); !missing.empty()) {
+      std::string list;
+      for (const auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+      raise(qfold::errc::illegal_attributes,
+            "run_passes: " + name + " needs the IR method(s) " + list + ", which it lacks");
+    }
     if (name == qfold::batch_norm_pass_name) {
       p.add(qfold::passes::batch_norm);
     } else if (name == qfold::scale_into_quantize_pass_name) {
       p.add(qfold::passes::scale_into_quantize_t{options});
+    } else if (name == qfold::dyt_alpha_pass_name) {
+      p.add(qfold::passes::dyt_alpha);
+    } else if (name == qfold::dyt_affine_pass_name) {
+      p.add(qfold::passes::dyt_affine);
+    } else if (name == qfold::merge_rescales_pass_name) {
+      p.add(qfold::passes::merge_rescales);
+    } else if (name == qfold::compose_tables_pass_name) {
+      p.add(qfold::passes::compose_tables);
     } else {
-      raise(qfold::errc::illegal_attributes,
-            "run_passes: unknown pass '" + name +
-                "' (fold_batch_norm or fold_scale_into_quantize; the integer passes are not "
-                "bound for Python IRs)");
+      p.add(qfold::passes::collapse_to_table);
     }
   }
   const auto r = p.run(g);
@@ -430,10 +783,11 @@ void bind_graph(py::module_& m) {
       "The passes run_passes runs over a Python IR, in pipeline order.");
   m.def("run_passes", &run_passes, py::arg("ir"), py::arg("passes") = py::none(),
         py::arg("exactness") = "bit_exact",
-        "Runs qfold's graph passes (default: fold_batch_norm, and fold_scale_into_quantize when "
-        "ir has qparams) over a Python IR whose methods are the customization points "
-        "(docs/python.md, 'Adapting a Python IR'). Returns a GraphReport; an exception raised by "
-        "a method makes its site an adapter_failure rejection, the site rolled back.");
+        "Runs qfold's graph passes over a Python IR whose methods are the customization points "
+        "(docs/python.md, 'Adapting a Python IR'). passes=None: every pass of graph_pass_names() "
+        "whose methods ir has (hasattr, at call time); a pass asked for by name that needs a "
+        "missing method is a qfold.Error naming it. Returns a GraphReport; an exception raised "
+        "by a method makes its site an adapter_failure rejection, the site rolled back.");
 }
 
 }  // namespace qfold_py

@@ -163,14 +163,20 @@ def test_bad_adapter_values_are_adapter_failures():
     ir.n[1]["data"] = ir.n[1]["data"].astype(np.float64)
     report = qfold.run_passes(ir)
     assert report.sites[0].reason == "adapter_failure" and not report.sites[0].folded
-    # an object without the methods: the walk fails, nothing else
-    report = qfold.run_passes(object())
-    assert [s.reason for s in report.sites] == ["adapter_failure"]
+    # an object without the methods: no pass is selected; asked for by name, an error naming them
+    assert len(qfold.run_passes(object())) == 0
+    with pytest.raises(qfold.Error, match="needs the IR method.*nodes"):
+        qfold.run_passes(object(), ["fold_batch_norm"])
 
 
 def test_pass_names_and_errors():
-    assert qfold.graph_pass_names() == ["fold_batch_norm", "fold_scale_into_quantize"]
+    assert qfold.graph_pass_names() == [
+        "fold_batch_norm", "fold_scale_into_quantize", "fold_dyt_alpha", "fold_dyt_affine",
+        "fold_merge_rescales", "fold_compose_tables", "fold_collapse_to_table"]
     with pytest.raises(qfold.Error, match="unknown pass"):
+        qfold.run_passes(linear_bn_ir(np.random.default_rng(6)), ["fold_everything"])
+    # an integer pass over a float-only IR: an error naming the methods it lacks
+    with pytest.raises(qfold.Error, match="fold_dyt_alpha needs the IR method.*int_constant"):
         qfold.run_passes(linear_bn_ir(np.random.default_rng(6)), ["fold_dyt_alpha"])
     with pytest.raises(qfold.Error):
         qfold.run_passes(linear_bn_ir(np.random.default_rng(6)), exactness="close")
