@@ -85,9 +85,9 @@ struct py_graph {
       throw;
     }
   }
-  [[nodiscard]] bool has(const char* name) const { return py::hasattr(ir, name); }
-  // Whether the object provides `name` statically: its class has it, or its instance __dict__
-  // (the pass selection; unlike hasattr, it runs none of the object's own attribute lookup code).
+  // Whether the object provides `name`: its class has it, or its instance __dict__ does (pass
+  // selection and the optional methods; unlike hasattr on the object, it runs none of the
+  // object's own attribute lookup code, so an exception there is never swallowed).
   [[nodiscard]] bool provides(const char* name) const {
     if (py::hasattr(py::type::of(ir), name)) return true;
     const py::object d = py::getattr(ir, "__dict__", py::none());
@@ -322,7 +322,7 @@ struct qfold::ir_traits<qfold_py::py_graph> {
     return cg.guard("batch_norm_operands", [&]() -> qfold::batch_norm_operands<std::size_t> {
       G& g = const_cast<G&>(cg);
       std::vector<py_object> ops;
-      if (g.has("batch_norm_operands")) {
+      if (g.provides("batch_norm_operands")) {
         for (const auto v : g.call("batch_norm_operands", g.object(n)))
           ops.push_back(py::reinterpret_borrow<py_object>(v));
       } else {
@@ -382,13 +382,12 @@ struct qfold::ir_traits<qfold_py::py_graph> {
       g.call("erase", g.object(n));
     });
   }
-  // ir.constant_bytes(n); without that method, the nbytes of constant(n), or of int_constant(n)
-  // (as the IR returned it) when constant is missing or None.
+  // ir.constant_bytes(n); without that method, the nbytes of int_constant(n) as the IR returned
+  // it, or (int_constant missing or None) of constant(n).
   static std::size_t constant_bytes(const G& g, std::size_t n) {
     return g.guard("constant_bytes", [&]() -> std::size_t {
-      if (g.has("constant_bytes")) return g.call("constant_bytes", g.object(n)).cast<std::size_t>();
-      if (g.provides("constant"))
-        if (const auto c = constant(g, n)) return 4 * c->data.size();
+      if (g.provides("constant_bytes"))
+        return g.call("constant_bytes", g.object(n)).cast<std::size_t>();
       if (g.provides("int_constant")) {
         const py_object c = g.call("int_constant", g.object(n));
         if (!c.is_none()) {
@@ -397,6 +396,8 @@ struct qfold::ir_traits<qfold_py::py_graph> {
               qfold_py::as_array(data.is_none() ? c : data, "int_constant(n)").nbytes());
         }
       }
+      if (g.provides("constant"))
+        if (const auto c = constant(g, n)) return 4 * c->data.size();
       return 0;
     });
   }
@@ -404,7 +405,7 @@ struct qfold::ir_traits<qfold_py::py_graph> {
   // --- Scale into quantize ----------------------------------------------------------------------
   static std::optional<qfold::qparams> qparams(const G& g, std::size_t n) {
     return g.guard("qparams", [&]() -> std::optional<qfold::qparams> {
-      if (!g.has("qparams")) return std::nullopt;  // an integer IR without quantization
+      if (!g.provides("qparams")) return std::nullopt;  // an integer IR without quantization
       const py_object q = g.call("qparams", g.object(n));
       if (q.is_none()) return std::nullopt;
       return qfold_py::to_qparams(q, "qparams(n)");
@@ -412,7 +413,7 @@ struct qfold::ir_traits<qfold_py::py_graph> {
   }
   static bool qparams_shared(const G& g, std::size_t n) {
     return g.guard("qparams_shared", [&]() -> bool {
-      if (!g.has("qparams_shared")) return false;
+      if (!g.provides("qparams_shared")) return false;
       return g.call("qparams_shared", g.object(n)).cast<bool>();
     });
   }
@@ -424,9 +425,12 @@ struct qfold::ir_traits<qfold_py::py_graph> {
   }
 
   // --- Integer read points ----------------------------------------------------------------------
-  // Values are copied (int64) out of what the methods return, so no span outlives its array.
+  // Values are copied (int64) out of what the methods return, into std::deque by value: qfold's
+  // read_integers aliases a contiguous int64 range instead of copying it, which for a vector
+  // returned by value would leave a span into a destroyed temporary; a deque is always copied.
+  using int64s = std::deque<std::int64_t>;
   struct int_tensor {
-    std::vector<std::int64_t> data, shape;
+    int64s data, shape;
   };
   // ir.int_constant(n) -> None, an integer array (its own shape), or an object / dict with data
   // and shape.
@@ -434,15 +438,16 @@ struct qfold::ir_traits<qfold_py::py_graph> {
     return g.guard("int_constant", [&]() -> std::optional<int_tensor> {
       const py_object c = g.call("int_constant", g.object(n));
       if (c.is_none()) return std::nullopt;
-      int_tensor t;
+      std::vector<std::int64_t> values, shape;
       const py_object data = qfold_py::member(c, "data", py::none());
       if (data.is_none()) {
-        t.data = qfold_py::int64_values(c, "int_constant(n)", &t.shape);
+        values = qfold_py::int64_values(c, "int_constant(n)", &shape);
       } else {
-        t.data = qfold_py::int64_values(data, "int_constant(n).data");
-        t.shape = qfold_py::int64_values(qfold_py::required_member(c, "shape", "int_constant(n)"),
-                                         "int_constant(n).shape");
+        values = qfold_py::int64_values(data, "int_constant(n).data");
+        shape = qfold_py::int64_values(qfold_py::required_member(c, "shape", "int_constant(n)"),
+                                       "int_constant(n).shape");
       }
+      int_tensor t{{values.begin(), values.end()}, {shape.begin(), shape.end()}};
       std::int64_t count = 1;
       for (const std::int64_t d : t.shape) {
         if (d < 0 || (d > 0 && count > INT64_MAX / d))
@@ -454,9 +459,10 @@ struct qfold::ir_traits<qfold_py::py_graph> {
       return t;
     });
   }
-  static std::vector<std::int64_t> output_shape(const G& g, std::size_t n) {
-    return g.guard("output_shape", [&]() -> std::vector<std::int64_t> {
-      return qfold_py::int64_values(g.call("output_shape", g.object(n)), "output_shape(n)");
+  static int64s output_shape(const G& g, std::size_t n) {
+    return g.guard("output_shape", [&]() -> int64s {
+      const auto v = qfold_py::int64_values(g.call("output_shape", g.object(n)), "output_shape(n)");
+      return {v.begin(), v.end()};
     });
   }
   struct rescale_data {
