@@ -46,3 +46,14 @@ def test_error_classes():
         assert str(e).startswith("shift_out_of_range: ")
     from qfold.tflite import quantize_multiplier  # the submodules import as modules
     assert quantize_multiplier(0.5).multiplier == 1 << 30
+
+
+def test_fx_stub_covers_fx():
+    import pytest
+    pytest.importorskip("torch")
+    import qfold.fx
+    stubs = stub_names("fx")
+    for n in qfold.fx.__all__:
+        assert n in stubs, f"fx.{n} has no stub"
+    for n in ("nodes", "apply", "set_qparams"):
+        assert n in stubs
