@@ -107,6 +107,27 @@ constexpr void run_strided(const rescale_kernel& k, const In* in, Out* out, std:
   else
     run_strided<false>(k, in, out, count, stride);
 }
+
+// One per-tensor RESCALE evaluated on many single values (a proof over every code): the kernel
+// wherever prove() holds for the whole input type (checked once here), else the per-element
+// checks of rescale_validated. `a` and `s` must have passed validate(a) and validate(a, s).
+class rescale_evaluator {
+ public:
+  constexpr rescale_evaluator(const rescale_attributes& a, scale_factor s)
+      : a_(a), s_(s), k_(a, s), in_(a.input_range()), proven_(prove(a, s, in_.lo, in_.hi)) {}
+
+  [[nodiscard]] constexpr result<std::int32_t> operator()(std::int64_t x) const {
+    if (proven_ && in_.contains(x)) return static_cast<std::int32_t>(k_.apply(x));
+    return rescale_validated(a_, s_, x, zero_point_add::checked);
+  }
+
+ private:
+  rescale_attributes a_;
+  scale_factor s_;
+  rescale_kernel k_;
+  int_range in_;
+  bool proven_;
+};
 }  // namespace detail
 
 // out[i] = RESCALE(in[i]); channel = i % scales.size() when per_channel. The element types of the

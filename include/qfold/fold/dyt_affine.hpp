@@ -15,6 +15,7 @@
 
 #include "qfold/arith/mul.hpp"
 #include "qfold/arith/rescale.hpp"
+#include "qfold/arith/rescale_array.hpp"
 #include "qfold/arith/rounding.hpp"
 #include "qfold/exact/classify.hpp"
 #include "qfold/fold/batch_norm.hpp"
@@ -77,18 +78,22 @@ struct dyt_affine_values {
     if (std::find(v.t.begin(), v.t.end(), t) == v.t.end()) v.t.push_back(t);
   }
   std::sort(v.t.begin(), v.t.end());
-  // Every RESCALE passed check_rescale (validated, per tensor): only per-element checks remain.
-  const auto rescale = [](const rescale_view& r, std::int64_t x) {
-    return rescale_validated(r.attributes, r.scales[0], x, zero_point_add::checked);
+  // Every RESCALE passed check_rescale (validated, per tensor): each is evaluated by its kernel.
+  const auto evaluator = [](const rescale_view& r) {
+    return rescale_evaluator(r.attributes, r.scales[0]);
   };
+  const rescale_evaluator table_r = evaluator(s.table_rescale),
+                          gamma_r = evaluator(s.gamma_rescale), beta_r = evaluator(s.beta_rescale),
+                          product_r = evaluator(s.product_rescale),
+                          scaled_r = evaluator(s.scaled_rescale), sum_r = evaluator(s.sum_rescale);
   v.t32.clear();
   for (std::size_t c = 0; c < s.gamma.size(); ++c) {
-    const auto g32 = rescale(s.gamma_rescale, s.gamma[c]);
-    const auto b32 = rescale(s.beta_rescale, s.beta[c]);
+    const auto g32 = gamma_r(s.gamma[c]);
+    const auto b32 = beta_r(s.beta[c]);
     if (!g32 || !b32)
       return rejection{reason::unsupported_rescale, "the gamma or beta RESCALE fails", c};
     for (std::size_t i = v.t32.size(); c == 0 && i < v.t.size(); ++i) {  // once: no channel in it
-      const auto t32 = rescale(s.table_rescale, v.t[i]);
+      const auto t32 = table_r(v.t[i]);
       if (!t32) return rejection{reason::unsupported_rescale, "the table RESCALE fails", c};
       v.t32.push_back(*t32);
     }
@@ -100,12 +105,12 @@ struct dyt_affine_values {
       const auto product =
           checked::mul<std::int32_t>(static_cast<std::int32_t>(t32), *g32, s.mul_shift);
       if (!product) return rejection{reason::overflow, "table * gamma leaves int32", c};
-      const auto g = rescale(s.product_rescale, *product);
-      const auto g_32 = g ? rescale(s.scaled_rescale, *g) : g;
+      const auto g = product_r(*product);
+      const auto g_32 = g ? scaled_r(*g) : g;
       if (!g_32) return rejection{reason::unsupported_rescale, "a gamma-side RESCALE fails", c};
       const std::int64_t sum = std::int64_t{*g_32} + *b32;
       if (!fits_int32(sum)) return rejection{reason::overflow, "the beta ADD overflows int32", c};
-      const auto a = rescale(s.sum_rescale, sum);
+      const auto a = sum_r(sum);
       if (!a) return rejection{reason::unsupported_rescale, "the output RESCALE fails", c};
       v.g.push_back(*g);
       v.a.push_back(*a);

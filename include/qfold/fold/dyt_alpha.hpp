@@ -11,6 +11,7 @@
 
 #include "qfold/arith/mul.hpp"
 #include "qfold/arith/rescale.hpp"
+#include "qfold/arith/rescale_array.hpp"
 #include "qfold/exact/domain.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/quant/qparams.hpp"
@@ -97,22 +98,22 @@ namespace detail {
   if (s.mul_shift < 0 || s.mul_shift > 63)
     return rejection{reason::unsupported, "MUL shift outside 0..63"};
 
-  // Each RESCALE passed check_rescale (validated): the loop needs the per-element checks only.
-  constexpr auto zp = zero_point_add::checked;
-  const auto alpha32 =
-      detail::rescale_validated(s.alpha_rescale.attributes, s.alpha_rescale.scales[0], s.alpha, zp);
+  // Each RESCALE passed check_rescale (validated): each is evaluated by its kernel.
+  const auto alpha32 = detail::rescale_validated(
+      s.alpha_rescale.attributes, s.alpha_rescale.scales[0], s.alpha, zero_point_add::checked);
   if (!alpha32) return rejection{reason::unsupported_rescale, "the alpha RESCALE fails on alpha"};
+  const detail::rescale_evaluator activation_r(s.activation_rescale.attributes,
+                                               s.activation_rescale.scales[0]);
+  const detail::rescale_evaluator output_r(s.output_rescale.attributes, s.output_rescale.scales[0]);
   for (std::int64_t c = s.activation.lo; c <= s.activation.hi; ++c) {
     const auto entry = static_cast<std::size_t>(c + 128);
-    const auto a32 = detail::rescale_validated(s.activation_rescale.attributes,
-                                               s.activation_rescale.scales[0], c, zp);
+    const auto a32 = activation_r(c);
     if (!a32)
       return rejection{reason::unsupported_rescale, "the activation RESCALE fails on a code",
                        entry};
     const auto p = checked::mul<std::int32_t>(*a32, *alpha32, s.mul_shift);
     if (!p) return rejection{reason::overflow, "the MUL's shifted product leaves int32", entry};
-    const auto q =
-        detail::rescale_validated(s.output_rescale.attributes, s.output_rescale.scales[0], *p, zp);
+    const auto q = output_r(*p);
     if (!q) return rejection{reason::unsupported_rescale, "the output RESCALE fails", entry};
     if (!s.tanh_input.contains(*q))
       return rejection{reason::out_of_range,
