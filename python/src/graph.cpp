@@ -232,7 +232,7 @@ std::vector<const char*> required_methods(std::string_view pass, bool has_qparam
   if (pass == qfold::dyt_alpha_pass_name) add({"qparams", "set_qparams", "add_table"});
   if (pass == qfold::dyt_affine_pass_name)
     add({"qparams", "set_qparams", "conv_attributes", "quantized_conv", "view_axis",
-         "add_int_constant", "set_operand"});
+         "add_int_constant", "set_operand", "set_conv_input_zero_point"});
   return r;
 }
 

@@ -341,9 +341,11 @@ def test_bad_values_are_adapter_failures():
     assert any("multipliers" in e for e in report.adapter_errors)
     ir = rescale_pair_ir()
     ir.n[1]["attrs"]["multipliers"] = np.array([1 << 40], np.int64)
-    s = state(ir)
-    report = qfold.run_passes(ir, ["fold_merge_rescales"])
-    assert report.folded == 0 and state(ir) == s
+    refuses(ir, ["fold_merge_rescales"], "unsupported_rescale")
+    ir = table_pair_ir()
+    ir.n[1]["data"] = ir.n[1]["data"].astype(np.int16)
+    ir.n[1]["data"][0] = 300  # a table entry outside int8
+    refuses(ir, ["fold_compose_tables"], "invalid_shape")
     ir = table_pair_ir()
     ir.n[1]["data"] = ir.n[1]["data"].astype(np.float32)
     s = state(ir)
