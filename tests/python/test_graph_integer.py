@@ -1,5 +1,5 @@
 """qfold.run_passes' integer passes over an IR written in Python (IntIR, TOSA-like dict nodes):
-DyT alpha, a RESCALE pair, a TABLE pair and an elementwise chain folded, each folded graph run
+DyT alpha, DyT affine, a RESCALE pair, a TABLE pair and an elementwise chain folded, each folded graph run
 against the original on every int8 input code with an interpreter written from the TOSA spec
 (reference.py); refusals leave the IR unchanged; an exception at each method call of one fold
 leaves it untouched or folded, never half."""
@@ -207,7 +207,8 @@ def state(ir):
             (k, v.tolist() if isinstance(v, np.ndarray) else v) for k, v in a.items())
 
     return ([(i, d["op"], tuple(d["in"]), d.get("dtype"), tuple(d["shape"]), attrs(d.get("attrs")),
-              None if "data" not in d else d["data"].tolist(), q(d.get("q")))
+              None if "data" not in d else d["data"].tolist(), q(d.get("q")),
+              repr(d.get("qconv")))
              for i, d in enumerate(ir.n) if not d.get("dead")], tuple(ir.outputs))
 
 
@@ -403,3 +404,122 @@ def test_an_exception_at_each_method_call(make, passes):
             outcomes.add("cleanup_failed")
         assert run(f) == before, k
     assert "untouched" in outcomes and len(outcomes) >= 2
+
+
+# --- DyT affine: the affine after a TABLE into the next integer convolution ----------------------
+
+class AffIR(IntIR):
+    def conv_attributes(self, i):
+        return self.n[i]["attrs"]
+    def quantized_conv(self, i):
+        return self.n[i].get("qconv")
+    def view_axis(self, i, a):
+        perm = self.n[i]["attrs"]["perm"]
+        return perm.index(a)
+    def set_conv_input_zero_point(self, i, zp):
+        self.n[i]["qconv"] = dict(self.n[i]["qconv"], input_zero_point=zp)
+
+def affine_ir(gamma=(1, -1, 2, 1), beta=(10, -7, 0, 4), tzp=0, ozp=0, seed=1):
+    rs = np.random.default_rng(seed)
+    C = len(gamma)
+    b = Builder()
+    b.nodes[0]["shape"] = [1, 3, 3, C]
+    tab = b.table(0, rs.integers(-50, 51, 256), q=qfold.QParams(1 / 128, tzp))
+    b.nodes[tab]["shape"] = [1, 3, 3, C]
+    def const(vals, shape, dtype="int8"):
+        return b.add("constant", [], dtype, list(shape), data=np.array(vals, dtype).reshape(shape))
+    g = const(gamma, (1, 1, 1, C)); be = const(beta, (1, 1, 1, C))
+    t32 = b.rescale(tab, 256.0, "i8", "i32", izp=tzp)
+    g32 = b.rescale(g, 1.0, "i8", "i32")
+    m = b.add("mul", [t32, g32], "int32", [1, 3, 3, C], attrs={"shift": 0})
+    sc = b.rescale(m, 1 / 256, "i32", "i8")
+    s32 = b.rescale(sc, 16.0, "i8", "i32")
+    b32 = b.rescale(be, 16.0, "i8", "i32")
+    a = b.add("add", [s32, b32], "int32", [1, 3, 3, C])
+    s = b.rescale(a, 1 / 16, "i32", "i8", ozp=ozp)
+    v = b.add("view", [s], "int8", [1, C, 3, 3], attrs={"perm": [0, 3, 1, 2]})
+    w = const(rs.integers(-20, 21, 4 * C * 9), (4, C, 3, 3))
+    bias = const(rs.integers(-1000, 1001, 4), (4,), "int32")
+    conv = b.add("convolution", [v, w, bias], "int32", [1, 4, 1, 1],
+                 attrs={"groups": 1, "padded": False, "input_channel_axis": 1},
+                 qconv={"input_zero_point": ozp, "weight_zero_points": [0], "weight_type": "int8"})
+    return AffIR(b.nodes, [conv])
+
+
+
+def run_nd(ir, x):
+    """ir's output for one input tensor, numpy broadcasting, the TOSA spec references per element."""
+    vals = {}
+
+    def value(i):
+        if i not in vals:
+            vals[i] = compute(i)
+        return vals[i]
+
+    def compute(i):
+        d = ir.n[i]
+        op = d["op"]
+        if op == "input":
+            return x
+        if op == "constant":
+            return d["data"].astype(np.int64)
+        a = [value(j) for j in d["in"]]
+        if op == "table":
+            return a[1][a[0] + 128]
+        if op == "rescale":
+            r = d["attrs"]
+            m, s = int(r["multipliers"][0]), int(r["shifts"][0])
+            return np.vectorize(lambda v: ref.rescale(int(v), m, s, r["input_type"],
+                                                      r["output_type"], r["input_zp"],
+                                                      r["output_zp"]))(a[0])
+        if op == "mul":
+            return np.vectorize(lambda p, q: ref.mul(int(p), int(q), d["attrs"]["shift"]))(*a)
+        if op == "add":
+            r = a[0] + a[1]
+            ref.require(((r >= ref.INT32_MIN) & (r <= ref.INT32_MAX)).all())
+            return r
+        if op == "view":
+            return np.transpose(a[0], d["attrs"]["perm"])
+        assert op == "convolution", op
+        q = d["qconv"]
+        xin, w, bias = a[0] - q["input_zero_point"], a[1] - q["weight_zero_points"][0], a[2]
+        assert not d["attrs"]["padded"] and d["attrs"]["groups"] == 1
+        o, _, kh, kw = w.shape
+        hh, ww = xin.shape[2] - kh + 1, xin.shape[3] - kw + 1
+        out = np.zeros((1, o, hh, ww), np.int64)
+        for y in range(hh):
+            for z in range(ww):
+                out[0, :, y, z] = np.einsum("ochw,chw->o", w, xin[0, :, y:y + kh, z:z + kw])
+        return out + bias.reshape(1, o, 1, 1)
+
+    return value(ir.outputs[0])
+
+
+def affine_inputs(ir, seed=0):
+    """Inputs covering every int8 code at every position (cyclic), then random ones."""
+    shape = ir.n[0]["shape"]
+    size = int(np.prod(shape))
+    xs = [((np.arange(size) * 37 + k) % 256 - 128).reshape(shape) for k in range(256)]
+    rs = np.random.default_rng(seed)
+    return xs + [rs.integers(-128, 128, shape) for _ in range(20)]
+
+
+@pytest.mark.parametrize("tzp,ozp", [(0, 0), (5, -3)])
+def test_dyt_affine_folds_into_the_convolution(tzp, ozp):
+    ir = affine_ir(tzp=tzp, ozp=ozp)
+    xs = affine_inputs(ir)
+    before = [run_nd(ir, x) for x in xs]
+    report = qfold.run_passes(ir, ["fold_dyt_affine"])
+    (site,) = report.sites
+    assert site.folded and not report.adapter_errors, (site, report.adapter_errors)
+    assert live_ops(ir) == ["input", "constant", "table", "view", "convolution", "constant",
+                            "constant"]
+    for x, y in zip(xs, before):
+        np.testing.assert_array_equal(run_nd(ir, x), y)
+
+
+def test_dyt_affine_refusal_leaves_the_ir_unchanged():
+    ir = affine_ir(gamma=(3, -2, 5, 1))  # gamma * table saturates int8: not an integer line
+    s = state(ir)
+    (site,) = qfold.run_passes(ir, ["fold_dyt_affine"]).sites
+    assert not site.folded and site.reason == "not_exact" and state(ir) == s
