@@ -18,6 +18,37 @@
 #include "tiny_ir/blocks.hpp"
 #include "tiny_ir/tiny_ir.hpp"
 
+// The same IR handing everything over by value, in owning containers (vectors of int64 and of
+// scale_factor): qfold must copy them, not point into temporaries (ASan caught exactly that).
+namespace adapter {
+struct by_value : strir::Graph {};
+}  // namespace adapter
+template <>
+struct qfold::ir_traits<adapter::by_value> : qfold::ir_traits<strir::Graph> {
+  struct owned_tensor {
+    std::vector<std::int64_t> data, shape;
+  };
+  struct owned_rescale {
+    rescale_attributes attributes;
+    std::vector<scale_factor> scales;
+  };
+  static std::optional<owned_tensor> int_constant(const strir::Graph& g, int n) {
+    const auto c = ir_traits<strir::Graph>::int_constant(g, n);
+    if (!c) return std::nullopt;
+    return owned_tensor{{c->data.begin(), c->data.end()}, {c->shape.begin(), c->shape.end()}};
+  }
+  static std::vector<std::int64_t> output_shape(const strir::Graph& g, int n) {
+    return g.nodes[static_cast<std::size_t>(n)].shape;
+  }
+  static owned_rescale rescale(const strir::Graph& g, int n) {
+    const auto r = ir_traits<strir::Graph>::rescale(g, n);
+    owned_rescale o{r.attributes, {}};
+    for (std::size_t i = 0; i < r.multipliers.size(); ++i)
+      o.scales.push_back({r.multipliers[i], r.shifts[i]});
+    return o;
+  }
+};
+
 namespace {
 
 using qfold::op_kind;
@@ -202,6 +233,23 @@ TEST_CASE("string IR: DyT alpha folds as on the tiny IR, the table read as an op
     const int st = s.outputs.at(0);
     CHECK(st == live_table(s));
     CHECK(table_of(s, st) == std::vector<std::int64_t>(tt.table.begin(), tt.table.end()));
+  }
+}
+
+TEST_CASE("string IR: values handed over by value in owning containers fold the same",
+          "[graph][string_ir]") {
+  static_assert(qfold::quantized_graph<adapter::by_value>);
+  for (const double alpha : {0.7, -1.3}) {
+    tiny::graph t;
+    tiny::blocks::dyt_alpha_options o;
+    o.alpha = alpha;
+    t.mark_output(tiny::blocks::dyt_alpha(t, "dyt", t.input("x", {1, 8}), o));
+    strir::Graph s = translate(t);
+    adapter::by_value v;
+    static_cast<strir::Graph&>(v) = s;
+    REQUIRE(qfold::fold_dyt_alphas(s).folded() == 1);
+    REQUIRE(qfold::fold_dyt_alphas(v).folded() == 1);
+    CHECK(table_of(v, v.outputs.at(0)) == table_of(s, s.outputs.at(0)));
   }
 }
 

@@ -24,13 +24,15 @@
 
 namespace qfold::detail {
 
-// A range's integers as int64, aliased when the range is contiguous int64 storage; false when an
-// element does not fit (a uint64 above INT64_MAX).
+// A range's integers as int64, aliased when the range views contiguous int64 storage it does not
+// own (a span: the adapter's storage outlives the call); anything else, a vector returned by value
+// included, is copied. False when an element does not fit (a uint64 above INT64_MAX).
 template <class R>
 constexpr bool read_integers(const R& r, std::vector<std::int64_t>& owned,
                              std::span<const std::int64_t>& out) {
   using V = std::ranges::range_value_t<R>;
-  if constexpr (std::ranges::contiguous_range<R> && std::same_as<V, std::int64_t>) {
+  if constexpr (std::ranges::contiguous_range<R> && std::ranges::borrowed_range<R> &&
+                std::same_as<V, std::int64_t>) {
     out = std::span<const std::int64_t>(std::ranges::data(r), std::ranges::size(r));
   } else {
     owned.clear();
@@ -100,8 +102,8 @@ constexpr void read_rescale(const G& g, node_id_t<G> n, rescale_values& out) {
   out.scales = {};
   if constexpr (requires { r.scales; }) {
     using S = std::remove_cvref_t<decltype(r.scales)>;
-    if constexpr (std::ranges::contiguous_range<S> &&
-                  std::same_as<std::ranges::range_value_t<S>, scale_factor>) {
+    if constexpr (std::ranges::contiguous_range<S> && std::ranges::borrowed_range<S> &&
+                  std::same_as<std::ranges::range_value_t<S>, scale_factor>) {  // a view: alias
       out.scales =
           std::span<const scale_factor>(std::ranges::data(r.scales), std::ranges::size(r.scales));
     } else {
