@@ -14,6 +14,7 @@
 
 #include "tiny_ir/blocks.hpp"
 #include "tiny_ir/tiny_ir.hpp"
+#include "tiny_pass_bench.hpp"
 
 namespace {
 namespace blocks = tiny::blocks;
@@ -56,20 +57,9 @@ const tiny::graph& graph() {
   return g;
 }
 
-// Runs a pass on a fresh copy per iteration (the copy is not timed); every site must fold.
 template <class Pass>
 void run_pass(benchmark::State& state, Pass pass) {
-  for (auto _ : state) {
-    state.PauseTiming();
-    tiny::graph g = graph();
-    state.ResumeTiming();
-    const auto r = pass(g);
-    if (r.folded() != sites) throw std::logic_error("bench: a site did not fold");
-    benchmark::DoNotOptimize(r);
-  }
-  state.counters["ns/site"] =
-      benchmark::Counter(static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  tiny_bench::run_pass(state, graph(), sites, pass);
 }
 void pass_dyt_alpha(benchmark::State& s) {
   run_pass(s, [](tiny::graph& g) { return qfold::fold_dyt_alphas(g); });
@@ -91,9 +81,7 @@ template <class Fold>
 void proof(benchmark::State& state, Fold fold) {
   for (auto _ : state)
     for (int i = 0; i < sites; ++i) benchmark::DoNotOptimize(fold());
-  state.counters["ns/site"] =
-      benchmark::Counter(static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  state.counters["ns/site"] = tiny_bench::per_site(sites);
 }
 void proof_dyt_alpha(benchmark::State& state) {
   const tiny::graph& g = graph();
@@ -155,9 +143,7 @@ void baseline_graph_copy(benchmark::State& state) {
     tiny::graph g = graph();
     benchmark::DoNotOptimize(g);
   }
-  state.counters["ns/site"] =
-      benchmark::Counter(static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  state.counters["ns/site"] = tiny_bench::per_site(sites);
 }
 void baseline_tanh_table(benchmark::State& state) {
   const auto in = qfold::make_qparams(qfold::dtype::int8, 0.02, 0);

@@ -13,6 +13,7 @@
 
 #include "tiny_ir/blocks.hpp"
 #include "tiny_ir/tiny_ir.hpp"
+#include "tiny_pass_bench.hpp"
 
 namespace {
 using id = tiny::graph::node_id;
@@ -66,26 +67,13 @@ tiny::graph chains() {
 
 template <class Make, class Pass>
 void run_pass(benchmark::State& state, Make make, Pass pass) {
-  const tiny::graph original = make();
-  for (auto _ : state) {
-    state.PauseTiming();
-    tiny::graph g = original;
-    state.ResumeTiming();
-    const auto r = pass(g);
-    if (r.folded() != sites) throw std::logic_error("bench: a site did not fold");
-    benchmark::DoNotOptimize(r);
-  }
-  state.counters["ns/site"] =
-      benchmark::Counter(static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  tiny_bench::run_pass(state, make(), sites, pass);
 }
 template <class Fold>
 void proof(benchmark::State& state, Fold fold) {
   for (auto _ : state)
     for (int i = 0; i < sites; ++i) benchmark::DoNotOptimize(fold());
-  state.counters["ns/site"] =
-      benchmark::Counter(static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  state.counters["ns/site"] = tiny_bench::per_site(sites);
 }
 template <class Make>
 void copy(benchmark::State& state, Make make) {
@@ -94,9 +82,7 @@ void copy(benchmark::State& state, Make make) {
     tiny::graph g = original;
     benchmark::DoNotOptimize(g);
   }
-  state.counters["ns/site"] =
-      benchmark::Counter(static_cast<double>(sites), benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  state.counters["ns/site"] = tiny_bench::per_site(sites);
 }
 
 void baseline_copy_rescale_pairs(benchmark::State& s) { copy(s, rescale_pairs); }
