@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "catch_compat.hpp"
+#include "random_values.hpp"
 #include "reference/kernel_reference.hpp"
 #include "reference/spec_reference.hpp"
 
@@ -27,23 +28,11 @@ using qfold::errc;
 constexpr auto i32min = std::numeric_limits<std::int32_t>::min();
 constexpr auto i32max = std::numeric_limits<std::int32_t>::max();
 
-std::mt19937_64& rng() {
-  static std::mt19937_64 gen(20261130);
-  return gen;
-}
-std::int64_t uniform(std::int64_t lo, std::int64_t hi) {
-  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng());
-}
-// Random values biased toward interesting magnitudes: a random bit length, then a random value.
-std::int64_t random_bits(int max_bits) {
-  const int bits = static_cast<int>(uniform(0, max_bits - 1));
-  const std::int64_t v = uniform(0, (std::int64_t{1} << bits) - 1) | (std::int64_t{1} << bits) >> 1;
-  return uniform(0, 1) != 0 ? v : -v - uniform(0, 1);
-}
-std::int32_t random_int32() {
-  return uniform(0, 3) == 0 ? static_cast<std::int32_t>(uniform(i32min, i32max))
-                            : static_cast<std::int32_t>(random_bits(32));
-}
+using rnd = test_random::source<20261130>;
+constexpr auto& rng = rnd::rng;
+constexpr auto& uniform = rnd::uniform;
+constexpr auto& random_bits = rnd::random_bits;
+constexpr auto& random_int32 = rnd::random_int32;
 
 errc code_of(qref::Why w) {
   switch (w) {
