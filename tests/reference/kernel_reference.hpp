@@ -187,23 +187,7 @@ inline Result<TfliteMulShift> tflite_quantize_multiplier_emulated(double d,
     if (u & kSignMask) fraction = -fraction;
     q_fixed = fraction;
   }
-  if (!(q_fixed <= pow2(31)))
-    return failure<TfliteMulShift>(Kind::check_fail, Why::mantissa_too_large);
-  if (q_fixed == pow2(31)) {
-    q_fixed = q_fixed / 2;
-    shift = shift + 1;
-  }
-  if (!(q_fixed <= pow2(31) - 1))
-    return failure<TfliteMulShift>(Kind::check_fail, Why::mantissa_too_large);
-  if (shift < -31) {
-    shift = 0;
-    q_fixed = 0;
-  }
-  if (single_rounding && shift > 30) {
-    shift = 30;
-    q_fixed = pow2(31) - 1;
-  }
-  return success(TfliteMulShift{static_cast<int32_t>(q_fixed), shift});
+  return tflite_finish_multiplier(q_fixed, shift, single_rounding);
 }
 
 // ---- ExecuTorch Cortex-M quantize_multiplier_aot (backends/cortex_m/passes/passes_utils.py) ----

@@ -730,14 +730,10 @@ inline Result<MulShift> mlir_compute_multiplier_and_shift(double scale, int scal
 //   [single_rounding build only] if shift > 30: shift = 30, q_fixed = 2^31 - 1   (saturate)
 // Negative d is accepted: q_fixed lies in [-2^31, -2^30] and is NOT renormalised, so e.g.
 // d = -(1 - 2^-33) gives (INT32_MIN, 0).
-inline Result<TfliteMulShift> tflite_quantize_multiplier(double d, bool single_rounding = false) {
-  const DoubleParts p = decompose(d);
-  if (p.is_zero) return success(TfliteMulShift{0, 0});
-  if (p.is_nan || p.is_inf) return failure<TfliteMulShift>(Kind::undefined, Why::nan_or_inf);
-
-  int shift = p.exp;
-  const i128 mag = round_shifted(p.sig, 53 - 31, /*half_to_even=*/false);
-  i128 q_fixed = p.negative ? -mag : mag;
+// QuantizeMultiplier's steps after the mantissa (shared with the kernel variants' references):
+// the CHECKs, a mantissa of exactly 2^31 halved, tiny shifts flushed, the single-rounding cap.
+inline Result<TfliteMulShift> tflite_finish_multiplier(i128 q_fixed, int shift,
+                                                       bool single_rounding) {
   if (!(q_fixed <= pow2(31)))
     return failure<TfliteMulShift>(Kind::check_fail, Why::mantissa_too_large);
   if (q_fixed == pow2(31)) {
@@ -755,6 +751,17 @@ inline Result<TfliteMulShift> tflite_quantize_multiplier(double d, bool single_r
     q_fixed = pow2(31) - 1;
   }
   return success(TfliteMulShift{static_cast<int32_t>(q_fixed), shift});
+}
+
+inline Result<TfliteMulShift> tflite_quantize_multiplier(double d, bool single_rounding = false) {
+  const DoubleParts p = decompose(d);
+  if (p.is_zero) return success(TfliteMulShift{0, 0});
+  if (p.is_nan || p.is_inf) return failure<TfliteMulShift>(Kind::undefined, Why::nan_or_inf);
+
+  int shift = p.exp;
+  const i128 mag = round_shifted(p.sig, 53 - 31, /*half_to_even=*/false);
+  i128 q_fixed = p.negative ? -mag : mag;
+  return tflite_finish_multiplier(q_fixed, shift, single_rounding);
 }
 
 // gemmlowp SaturatingRoundingDoublingHighMul(int32 a, int32 b) (== NEON VQRDMULH):
