@@ -1,4 +1,4 @@
-"""qfold's batch-norm folding for torch.fx GraphModules, on top of :func:`qfold.run_passes`.
+"""qfold's folds for torch.fx GraphModules, on top of :func:`qfold.run_passes`.
 
 ``fold(gm)`` folds every eval-mode BatchNorm1d/2d/3d (a ``call_module`` node) into the
 Conv1d/2d/3d, ConvTranspose1d/2d/3d (grouped too) or Linear module whose output it alone reads,
@@ -6,6 +6,9 @@ with qfold's fold_batch_norm (float32 results bit-identical to ``torch.nn.utils.
 ``fuse_conv_bn_eval`` / ``fuse_linear_bn_eval``, correct for grouped transposed convolutions).
 Refused sites (a BN in training mode, a conv output read twice, a Linear whose output rank is not
 known to be 2, float64 weights, ...) are left exactly as they were and listed in the report.
+On torch's reference-quantized graphs it folds constant scales into ``quantize_per_tensor`` and
+removes requantize sandwiches (around shared-qparams ops such as max pool and flatten, which
+then run on the codes) where qfold proves every code comes back unchanged.
 
 The adapter below (:class:`FxIR`) is the Python IR protocol of docs/python.md over an fx graph:
 parameters and buffers are constant nodes (:class:`Param`), the pass's new weights are
@@ -31,6 +34,15 @@ _BNS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
 _QDTYPES = {torch.qint8: "int8", torch.quint8: "uint8", torch.qint32: "int32"}
 _DIVS = (operator.truediv, torch.div, torch.true_divide)
 _MULS = (operator.mul, torch.mul)
+# Ops that only move or select elements (and run on quantized tensors too): between a dequantize
+# and a quantize with the same qparams (torch's "shared qparams" ops) they commute with both, so
+# the adapter looks through them (see FxIR._movement).
+_MOVE_METHODS = {"flatten", "reshape", "view", "permute", "transpose", "squeeze", "unsqueeze",
+                 "contiguous"}
+_MOVE_FUNCTIONS = (torch.flatten, torch.reshape, torch.permute, torch.transpose, torch.squeeze,
+                   torch.unsqueeze, torch.nn.functional.max_pool1d,
+                   torch.nn.functional.max_pool2d)
+_MOVE_MODULES = (nn.Flatten, nn.Unflatten, nn.Identity, nn.MaxPool1d, nn.MaxPool2d)
 
 
 class Param:
@@ -95,14 +107,47 @@ class FxIR:
                                Const(np.array([a], dtype=np.float32)) for a in n.args]
             else:
                 self.ops[n] = _node_operands(n)
+        # A quantize's movement chain (nearest first), hidden: qfold sees the quantize read the
+        # chain's input, and apply() keeps the chain in front of whatever the quantize reads.
+        self.dequantized = {n: n.args[0] for n in self.fx_nodes if self.kinds[n] == "dequantize"}
+        self.chains, self.hidden = {}, set()
+        for n in self.fx_nodes:
+            if self.kinds[n] == "quantize":
+                chain, x = [], n.args[0]
+                while self._movement(x) and len(x.users) == 1:
+                    chain.append(x)
+                    x = x.args[0]
+                if chain:
+                    self.chains[n] = chain
+                    self.hidden.update(chain)
+                    self.ops[n] = [x]
         self.erased = set()
         self.new_qparams = {}
         self.consts = []
         self.replaced = []  # (old fx node, new fx node), in order
 
+    def _movement(self, n):
+        """Whether n only moves or selects the elements of its tensor input n.args[0]."""
+        if not isinstance(n, torch.fx.Node) or not n.args or \
+                not isinstance(n.args[0], torch.fx.Node):
+            return False
+        if _node_operands(n)[1:]:  # every other argument a literal (dims, kernel sizes)
+            return False
+        if n.op == "call_method":
+            return n.target in _MOVE_METHODS
+        if n.op == "call_function":
+            return n.target in _MOVE_FUNCTIONS and not n.kwargs.get("return_indices", False)
+        if n.op == "call_module" and len(n.args) == 1 and not n.kwargs:
+            m = self.gm.get_submodule(n.target)
+            return isinstance(m, _MOVE_MODULES) and not getattr(m, "return_indices", False)
+        return False
+
     def _fx_kind(self, n):
         if n.op == "placeholder":
             return "input"
+        if n.op == "call_method" and n.target == "dequantize" and len(n.args) == 1 and \
+                not n.kwargs and isinstance(n.args[0], torch.fx.Node):
+            return "dequantize"
         if n.op == "call_function" and not n.kwargs:
             if n.target is torch.quantize_per_tensor and len(n.args) == 4 and \
                     isinstance(n.args[0], torch.fx.Node):
@@ -130,7 +175,7 @@ class FxIR:
     def nodes(self):
         seen, out = set(), []
         for n in self.fx_nodes:
-            if n in self.erased:
+            if n in self.erased or n in self.hidden:
                 continue
             for v in self.ops[n]:
                 if not isinstance(v, torch.fx.Node) and v not in self.erased and v not in seen:
@@ -148,7 +193,8 @@ class FxIR:
         return self.ops.get(n, []) if isinstance(n, torch.fx.Node) else []
 
     def use_count(self, n):
-        return sum(ops.count(n) for m, ops in self.ops.items() if m not in self.erased)
+        return sum(ops.count(n) for m, ops in self.ops.items()
+                   if m not in self.erased and m not in self.hidden)
 
     def constant(self, n):
         if isinstance(n, Const):
@@ -198,11 +244,18 @@ class FxIR:
         return a
 
     def qparams(self, n):
-        """A torch.quantize_per_tensor's (scale, zero point, dtype); None for any other node."""
+        """A torch.quantize_per_tensor's (scale, zero point, dtype), a dequantize's those of the
+        quantize it reads (which its readers always see: see _write_qparams); else None."""
         if n in self.new_qparams:
             return self.new_qparams[n]
+        if isinstance(n, torch.fx.Node) and self.kinds.get(n) == "dequantize":
+            n = self.dequantized[n]
         if not isinstance(n, torch.fx.Node) or self.kinds.get(n) != "quantize":
             return None
+        return self._declared_qparams(n)
+
+    def _declared_qparams(self, n):
+        """A quantize's qparams as the graph states them."""
         scale, zp, dtype = (self._value(a) for a in n.args[1:])
         if scale is None or zp is None or dtype not in _QDTYPES:
             return None
@@ -240,7 +293,7 @@ class FxIR:
 
     def replace_uses(self, old, v):
         for m, ops in self.ops.items():
-            if m not in self.erased:
+            if m not in self.erased and m not in self.hidden:
                 ops[:] = [v if x is old or x == old else x for x in ops]
         self.replaced.append((old, v))
 
@@ -250,6 +303,7 @@ class FxIR:
     # --- writing the folds into the GraphModule --------------------------------------------------
     def apply(self):
         gm = self.gm
+        read_attrs = [n for n in self.fx_nodes if n.op == "get_attr" and n.users]
         calls = {}
         for n in self.fx_nodes:
             if n.op == "call_module":
@@ -277,22 +331,29 @@ class FxIR:
                 gm.add_submodule(name, new)
                 n.target = name
         for n, q in list(self.new_qparams.items()):
-            del self.new_qparams[n]
-            old = self.qparams(n)
-            self.new_qparams[n] = q
+            old = self._declared_qparams(n)
             if n not in self.erased and (q.scale, q.zero_point) != (old.scale, old.zero_point):
                 self._write_qparams(n, q)
         for n in self.fx_nodes:
-            if n not in self.erased and self.kinds[n] == "quantize" and self.ops[n][0] is not n.args[0]:
-                n.args = (self.ops[n][0],) + tuple(n.args[1:])
+            if n in self.erased or self.kinds[n] != "quantize":
+                continue
+            head = self.chains[n][-1] if n in self.chains else n  # reads what qfold saw n read
+            if self.ops[n][0] is not head.args[0]:
+                head.args = (self.ops[n][0],) + tuple(head.args[1:])
         for old, v in self.replaced:
-            if isinstance(old, torch.fx.Node) and isinstance(v, torch.fx.Node):
-                old.replace_all_uses_with(v)
+            if not (isinstance(old, torch.fx.Node) and isinstance(v, torch.fx.Node)):
+                continue
+            if self.kinds.get(old) == "quantize":  # a sandwich that gives every code back
+                v = self._requantized(old)
+            old.replace_all_uses_with(v)
         bn_targets = set()
         for n in reversed(self.fx_nodes):
             if n in self.erased:
                 if n.op == "call_module":
                     bn_targets.add(n.target)
+                gm.graph.erase_node(n)
+        for n in read_attrs:  # a removed quantize's scale and zero point (the buffers stay)
+            if not n.users:
                 gm.graph.erase_node(n)
         still_called = {n.target for n in gm.graph.nodes if n.op == "call_module"}
         for t in bn_targets - still_called:
@@ -301,17 +362,38 @@ class FxIR:
         gm.recompile()
 
 
+    def _requantized(self, quantize):
+        """What the readers of a removed sandwich (dequantize -> [div/mul] -> quantize, giving
+        back every code) read instead: what the dequantize reads now (an earlier site may have
+        rewired it), through the quantize's movement chain, with the quantize's qparams."""
+        x = self.ops[quantize][0]
+        if self.kinds.get(x) in ("div", "mul"):
+            x = next(a for a in self.ops[x] if isinstance(a, torch.fx.Node))
+        carried, out = self.qparams(x), x.args[0]  # x: the dequantize
+        for m in reversed(self.chains.get(quantize, [])):  # the chain now moves codes
+            m.args = (out,) + tuple(m.args[1:])
+            out = m
+        q = self._declared_qparams(quantize)
+        if (q.scale, q.zero_point) != (carried.scale, carried.zero_point):
+            out = self._reinterpret(out, q)
+        return out
+
+    def _reinterpret(self, n, q):
+        """A node giving n's codes as a quantized tensor with q's scale and zero point."""
+        g = self.gm.graph
+        with g.inserting_after(n):
+            codes = g.call_method("int_repr", (n,))
+        with g.inserting_after(codes):
+            return g.call_function(torch._make_per_tensor_quantized_tensor,
+                                   (codes, float(q.scale), int(q.zero_point)))
+
     def _write_qparams(self, n, q):
         """The new scale (and zero point) as new buffers read by new get_attr nodes. A torch
         quantized tensor carries its qparams, which its readers' dequantize uses: the readers get
         the folded codes reinterpreted with the original ones (int_repr, then
         torch._make_per_tensor_quantized_tensor), so they compute exactly what they did."""
         gm, args = self.gm, list(n.args)
-        before = self.qparams(n) if n not in self.new_qparams else None
-        if before is None:
-            saved = self.new_qparams.pop(n)
-            before = self.qparams(n)
-            self.new_qparams[n] = saved
+        before = self._declared_qparams(n)
         for i, value in ((1, q.scale), (2, q.zero_point)):
             old = self._value(args[i])
             if isinstance(old, torch.Tensor):
@@ -330,11 +412,7 @@ class FxIR:
                 args[i] = float(value) if i == 1 else int(value)
         n.args = tuple(args)
         users = list(n.users)
-        with gm.graph.inserting_after(n):
-            codes = gm.graph.call_method("int_repr", (n,))
-        with gm.graph.inserting_after(codes):
-            same = gm.graph.call_function(torch._make_per_tensor_quantized_tensor,
-                                          (codes, float(before.scale), int(before.zero_point)))
+        same = self._reinterpret(n, before)
         for u in users:
             u.replace_input_with(n, same)
 
@@ -361,8 +439,14 @@ def fold(gm, *, inplace=False, example_inputs=None,
     dtype)`` only (the reference-quantized form of ``convert_to_reference_fx``); the quantize's
     scale becomes ``scale * c`` (``scale / c``) in a new buffer. Only a c that leaves every code
     unchanged for every float input folds (a power of two); other constants are refused,
-    ``not_exact``. A dequantize is not looked through (a ``dequantize -> div -> quantize`` folds
-    into the scale, it is never removed as a sandwich).
+    ``not_exact``.
+
+    Sandwiches: ``dequantize -> [x / c or x * c] -> quantize``, with element-moving ops
+    (flatten, reshape, view, permute, transpose, squeeze, unsqueeze, contiguous, max pool 1d/2d,
+    nn.Flatten/Unflatten/Identity) looked through, are removed where every code comes back
+    unchanged (proved on all 256 codes): the moving ops then run on the quantized tensor, with
+    the removed quantize's scale and zero point. Otherwise c still folds into the scale; a
+    requantize without c that moves a code is refused (``not_exact``).
     """
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError("qfold.fx.fold: expected a torch.fx.GraphModule")

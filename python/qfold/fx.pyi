@@ -61,5 +61,7 @@ def fold(gm: torch.fx.GraphModule, *, inplace: bool = False,
          passes: Sequence[str] = ("fold_batch_norm", "fold_scale_into_quantize"),
          ) -> Tuple[torch.fx.GraphModule, GraphReport]:
     """Folds every foldable BatchNorm of gm into its conv / linear and every exact constant
-    div / mul before a torch.quantize_per_tensor into its scale: (folded_gm, report). A copy
-    unless inplace; example_inputs runs ShapeProp first (a Linear -> BatchNorm1d needs it)."""
+    div / mul before a torch.quantize_per_tensor into its scale, and removes every requantize
+    sandwich that gives back every code (shared-qparams ops then run on the codes):
+    (folded_gm, report). A copy unless inplace; example_inputs runs ShapeProp first (a Linear ->
+    BatchNorm1d needs it)."""

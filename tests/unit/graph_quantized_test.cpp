@@ -351,6 +351,58 @@ TEST_CASE("scale into quantize pass: the sandwich goes, same codes for every cod
   }
 }
 
+TEST_CASE("scale into quantize pass: a requantize that gives back every code goes",
+          "[graph][scale]") {
+  for (const auto type : {qfold::dtype::int8, qfold::dtype::int16}) {
+    const auto in = qfold::make_qparams(type, 0.0147, type == qfold::dtype::int8 ? -3 : 0);
+    tiny::graph g;
+    const id x = g.input("x", {in.qmax - in.qmin + 1});
+    const id dq = g.dequantize("pool.dq", x, in);
+    const id q = g.quantize("pool.q", dq, in);  // shared qparams, as around a pooling
+    g.mark_output(g.dequantize("consumer", q, in));
+    g.mark_output(g.relu("other_reader", dq));  // keeps the dequantize
+    const auto input = codes(in.qmin, in.qmax);
+    const auto before = tiny::evaluate(g, input);
+    const auto r = qfold::fold_scales_into_quantize(g);
+    REQUIRE(r.folded() == 1);
+    CHECK(same(tiny::evaluate(g, input), before));
+    CHECK(g.live_count() == 4);  // x, the dequantize and its two readers
+  }
+  // Two in a row: the second's plan read the first's quantize, which the first removes; the
+  // second takes what its dequantize reads by then.
+  const auto q = qfold::make_qparams(qfold::dtype::int8, 0.0147, -3);
+  tiny::graph g;
+  const id x = g.input("x", {256});
+  const id first = g.quantize("pool.q", g.dequantize("pool.dq", x, q), q);
+  const id second = g.quantize("flatten.q", g.dequantize("flatten.dq", first, q), q);
+  g.mark_output(g.dequantize("consumer", second, q));
+  const auto input = codes(-128, 127);
+  const auto before = tiny::evaluate(g, input);
+  const auto r = qfold::fold_scales_into_quantize(g);
+  REQUIRE(r.folded() == 2);
+  CHECK(same(tiny::evaluate(g, input), before));
+  CHECK(g.live_count() == 2);  // x and the consumer
+}
+
+TEST_CASE("scale into quantize pass: a sandwich that is not an identity folds into the scale",
+          "[graph][scale]") {
+  // dequantize -> / 8 -> quantize with the dequantize's own qparams (attention's scores / sqrt(64)
+  // in a reference-quantized graph): codes move, so the sandwich stays, but 8 folds into the scale.
+  const auto in = qfold::make_qparams(qfold::dtype::int8, 0.0129, 66 - 128);
+  tiny::graph g;
+  const id x = g.input("x", {256});
+  const id q =
+      g.quantize("q", g.div("div", g.dequantize("dq", x, in), g.constant("c", {8.0f}, {1})), in);
+  g.mark_output(g.dequantize("consumer", q, in));
+  const auto input = codes(-128, 127);
+  const auto before = tiny::evaluate(g, input);
+  const auto r = qfold::fold_scales_into_quantize(g);
+  REQUIRE(r.folded() == 1);
+  CHECK(same(tiny::evaluate(g, input), before));
+  CHECK(g.qparams(g.operands(g.outputs()[0])[0])->scale == in.scale * 8);
+  CHECK(g.live_count() == 4);  // x, the dequantize, the quantize, the consumer
+}
+
 TEST_CASE("scale into quantize pass: a power-of-two scale folds into the quantize",
           "[graph][scale]") {
   const auto q = qfold::make_qparams(qfold::dtype::int8, 0.04, -1);
@@ -421,23 +473,28 @@ TEST_CASE("scale into quantize pass: every guard refuses and leaves the graph as
     g.mark_output(g.operands(q)[0]);
     rejects(g, scale_pass, reason::shared_output);
   }
+  // A requantize (dequantize -> quantize) goes only where it gives back every code.
+  const auto requantize = [](tiny::graph& g, id x, const qfold::qparams& in,
+                             const qfold::qparams& out) {
+    return g.quantize("s.q", g.dequantize("s.dq", x, in), out);
+  };
   {  // int8 codes requantized to int16: the type would change
     tiny::graph g;
-    g.mark_output(blocks::requantize_sandwich(g, "s", g.input("x", {256}), 1.0f, q8, q16));
+    g.mark_output(requantize(g, g.input("x", {256}), q8, q16));
     rejects(g, scale_pass, reason::qparams_mismatch);
   }
   {  // the int16 path with a symmetric clamp on one side only
     auto sym = q16;
     sym.qmin = -32767;
     tiny::graph g;
-    g.mark_output(blocks::requantize_sandwich(g, "s", g.input("x", {256}), 1.0f, q16, sym));
+    g.mark_output(requantize(g, g.input("x", {256}), q16, sym));
     rejects(g, scale_pass, reason::qparams_mismatch);
   }
   {  // not an identity: a code moves, and the graph shows it moving at the reported code
     auto out = q8;
     out.scale = 0.021;
     tiny::graph g;
-    const id q = blocks::requantize_sandwich(g, "s", g.input("x", {256}), 1.0f, q8, out);
+    const id q = requantize(g, g.input("x", {256}), q8, out);
     g.mark_output(g.dequantize("consumer", q, out));
     const auto input = codes(-128, 127);
     const auto before = tiny::evaluate(g, input);

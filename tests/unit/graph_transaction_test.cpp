@@ -166,6 +166,17 @@ one_site sandwich() {
   return s;
 }
 
+one_site requantize() {
+  one_site s{"requantize with shared qparams", {}, {}};
+  const auto q = qfold::make_qparams(qfold::dtype::int8, 0.0147, -3);
+  const id x = s.g.input("x", {256});
+  const id dq = s.g.dequantize("pool.dq", x, q);
+  s.g.mark_output(s.g.dequantize("consumer", s.g.quantize("pool.q", dq, q), q));
+  s.g.mark_output(s.g.relu("other_reader", dq));
+  for (int c = -128; c < 128; ++c) s.input.push_back(c);
+  return s;
+}
+
 one_site scale_before_annotation() {
   one_site s{"power-of-two scale into the quantize", {}, {}};
   const auto q = qfold::make_qparams(qfold::dtype::int8, 0.04, -1);
@@ -272,5 +283,6 @@ TEST_CASE("transactions: DyT affine, a failure at every adapter call", "[graph][
 TEST_CASE("transactions: scale into quantize, a failure at every adapter call",
           "[graph][transaction]") {
   every_failure(sandwich(), scale_pass);
+  every_failure(requantize(), scale_pass);
   every_failure(scale_before_annotation(), scale_pass);
 }

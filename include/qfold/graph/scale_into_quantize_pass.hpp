@@ -1,7 +1,9 @@
 // The scale-into-quantize pass over any adapted IR. For each quantize fed by div/mul by a constant
 // scalar: after annotation (the other operand is a dequantize) the dequantize -> op -> quantize
-// sandwich is removed when it returns every code unchanged; before annotation the constant folds
-// into the quantize's scale. Analysis first, then each accepted plan in a transaction.
+// sandwich is removed when it returns every code unchanged; otherwise (and before annotation) the
+// constant folds into the quantize's scale. A quantize fed by a dequantize alone (a requantize)
+// goes when it returns every code unchanged. Analysis first, then each accepted plan in a
+// transaction.
 #pragma once
 
 #include <optional>
@@ -30,8 +32,24 @@ namespace detail {
 template <class Id>
 struct scale_plan {
   Id quantize, op, source;        // source: what the quantize reads afterwards
-  std::optional<qparams> folded;  // before annotation: the quantize's new qparams
+  std::optional<qparams> folded;  // folding into the scale: the quantize's new qparams
+  std::optional<Id> dequantize;   // removing a sandwich: its dequantize (source: what it reads)
 };
+
+// The producer of dequantize d, when d -> [op by c] -> a quantize with qparams out gives back every
+// code of d's input unchanged, else nullopt with the reason in r. (Other readers of d keep it.)
+template <class G>
+[[nodiscard]] constexpr std::optional<node_id_t<G>> identity_sandwich(
+    const G& g, node_id_t<G> d, scale_op op, float c, const qparams& out,
+    const scale_into_quantize_options& o, std::optional<rejection>& r) {
+  using T = ir_traits<G>;
+  const auto in = T::qparams(g, d);
+  const auto producer = only_operand(g, d);
+  r = !in || !producer ? rejection{reason::unsupported, "the dequantize is not per tensor"}
+                       : prove_requantize_identity(op, c, *in, out, o.convention);
+  if (r) return std::nullopt;
+  return producer;
+}
 
 template <class G>
 [[nodiscard]] constexpr std::optional<rejection> plan_scale(const G& g,
@@ -56,14 +74,13 @@ template <class G>
   if (!out) return rejection{reason::unsupported, "the quantize is not per tensor"};
   const scale_op op = k == op_kind::div ? scale_op::div : scale_op::mul;
   if (T::kind(g, plan.source) == op_kind::dequantize) {  // after annotation: the sandwich
-    const auto in = T::qparams(g, plan.source);
-    const auto producer = only_operand(g, plan.source);
-    if (!in || !producer) return rejection{reason::unsupported, "the dequantize is not per tensor"};
-    if (T::use_count(g, plan.source) != 1)
-      return rejection{reason::shared_output, "the dequantize has more than one user"};
-    if (auto r = prove_requantize_identity(op, c.data[0], *in, *out, o.convention)) return r;
-    plan.source = *producer;
-    return std::nullopt;
+    std::optional<rejection> not_identity;
+    if (const auto producer =
+            identity_sandwich(g, plan.source, op, c.data[0], *out, o, not_identity)) {
+      plan.dequantize = plan.source;
+      plan.source = *producer;
+      return std::nullopt;
+    }  // not an identity: the constant may still fold into the quantize's scale
   }
   if (T::qparams_shared(g, plan.quantize))
     return rejection{reason::shared_qparams, "the quantize's qparams are shared with other nodes"};
@@ -83,13 +100,28 @@ constexpr report<node_id_t<G>> fold_scales_into_quantize(G& g, scale_into_quanti
   const auto match = [&o](const G& cg, id q) -> std::optional<site_candidate<id, plan_t>> {
     if (T::kind(cg, q) != op_kind::quantize) return std::nullopt;
     const auto op = detail::only_operand(cg, q);
-    if (!op || (T::kind(cg, *op) != op_kind::div && T::kind(cg, *op) != op_kind::mul))
-      return std::nullopt;
-    site_candidate<id, plan_t> c{{*op, q}, std::nullopt, {q, *op, *op, std::nullopt}};
-    c.rejected = detail::plan_scale(cg, o, c.plan);
+    if (!op) return std::nullopt;
+    const op_kind k = T::kind(cg, *op);
+    if (k != op_kind::div && k != op_kind::mul && k != op_kind::dequantize) return std::nullopt;
+    site_candidate<id, plan_t> c{{*op, q}, std::nullopt, {q, *op, *op, std::nullopt, std::nullopt}};
+    if (k != op_kind::dequantize) {
+      c.rejected = detail::plan_scale(cg, o, c.plan);
+    } else if (const auto out = T::qparams(cg, q); !out) {  // a requantize: dequantize -> quantize
+      c.rejected = rejection{reason::unsupported, "the quantize is not per tensor"};
+    } else if (const auto producer =
+                   detail::identity_sandwich(cg, *op, scale_op::mul, 1.0f, *out, o, c.rejected)) {
+      c.plan.dequantize = *op;
+      c.plan.source = *producer;
+    }
     return c;
   };
   const auto apply = [](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
+    if (p.dequantize) {  // an earlier site may have given the dequantize a source with the same
+                         // codes
+      const auto now = detail::only_operand(std::as_const(tx.graph()), *p.dequantize);
+      if (!now) return rejection{reason::unsupported, "the dequantize lost its input"};
+      p.source = *now;
+    }
     if (p.folded) {
       tx.set_qparams(p.quantize, *p.folded);
       tx.set_operand(p.quantize, 0, p.source);
