@@ -365,6 +365,9 @@ class IntegerIR(Protocol):
     def add_int_constant(self, data: IntArray, shape: Tuple[int, ...], dtype: str) -> Node: ...
     def add_table(self, input: Node, values: npt.NDArray[np.int8]) -> Node:
         """A new TABLE reading input; the IR makes its 256-entry table constant (operand 1)."""
+    def add_table16(self, input: Node, values: npt.NDArray[np.int16]) -> Node:
+        """Optional: a new int16 TABLE (int16 in, int32 out) reading input; the IR makes its
+        513-entry table constant (operand 1). With add_rescale, int16 chains collapse too."""
     def add_rescale(self, input: Node, attributes: RescaleAttributes,
                     multipliers: npt.NDArray[np.int32], shifts: npt.NDArray[np.int32]) -> Node: ...
     def set_conv_input_zero_point(self, n: Node, zero_point: int) -> None: ...

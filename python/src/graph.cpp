@@ -11,8 +11,9 @@
 // read points; values are copied out of whatever the methods return, every value range checked).
 // The adapter models every point at compile time; which passes a given object can run is decided
 // at call time by the methods it has (required_methods below). A TABLE's entries are its operand
-// 1, an int_constant (TOSA's form): there is no table_values point. Only int8 tables are created
-// (no add_table(int16)): int16 chains are refused by collapse_to_table.
+// 1, an int_constant (TOSA's form): there is no table_values point. An object with add_table16
+// (and add_rescale) gets int16 chains collapsed too, through a second traits type (py_graph16);
+// without it they are refused by collapse_to_table.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -608,6 +609,30 @@ struct qfold::ir_traits<qfold_py::py_graph> {
 
 namespace qfold_py {
 namespace {
+// The same object, for a pass that may create int16 tables: the IR has add_table16.
+struct py_graph16 : py_graph {};
+}  // namespace
+}  // namespace qfold_py
+
+template <>
+struct qfold::ir_traits<qfold_py::py_graph16> : qfold::ir_traits<qfold_py::py_graph> {
+  using ir_traits<qfold_py::py_graph>::add_table;
+  // ir.add_table16(input, values): a new int16 TABLE reading input (i16 in, i32 out), values a
+  // 513-entry int16 array (the IR makes the table constant, operand 1).
+  static std::size_t add_table(qfold_py::py_graph& g, std::size_t input,
+                               std::span<const std::int16_t> values) {
+    return g.guard("add_table16", [&]() -> std::size_t {
+      pybind11::array_t<std::int16_t> a(static_cast<pybind11::ssize_t>(values.size()));
+      std::copy(values.begin(), values.end(), a.mutable_data());
+      const pybind11::object id = g.call("add_table16", g.object(input), a);
+      g.changed();
+      return g.intern(id);
+    });
+  }
+};
+
+namespace qfold_py {
+namespace {
 
 static_assert(qfold::batch_norm_foldable_graph<py_graph>);
 static_assert(qfold::quantize_foldable_graph<py_graph>);
@@ -662,7 +687,7 @@ py_report run_passes(py::object ir, std::optional<std::vector<std::string>> name
       exactness,
       {{"bit_exact", qfold::float_exactness::bit_exact}, {"real", qfold::float_exactness::real}},
       "run_passes: exactness");
-  py_graph g{std::move(ir), py::dict(), {}, {}, {}, {}};
+  py_graph16 g{{std::move(ir), py::dict(), {}, {}, {}, {}}};
   if (!names) {  // every pass whose methods the object has
     names.emplace();
     for (const auto pass : all_passes)
@@ -694,6 +719,10 @@ py_report run_passes(py::object ir, std::optional<std::vector<std::string>> name
       p.add(qfold::passes::merge_rescales);
     } else if (name == qfold::compose_tables_pass_name) {
       p.add(qfold::passes::compose_tables);
+    } else if (g.provides("add_table16") && g.provides("add_rescale")) {
+      p.add(std::string(qfold::collapse_to_table_pass_name), [](py_graph& pg) {
+        return qfold::fold_collapse_to_tables(static_cast<py_graph16&>(pg));  // g is a py_graph16
+      });
     } else {
       p.add(qfold::passes::collapse_to_table);
     }

@@ -178,6 +178,8 @@ def run(ir, codes=CODES):
                                 a.get("rounding") == "double_round") for v in x]
         if op == "table":
             table = value(d["in"][1])
+            if len(table) == 513:  # int16 in, int32 out (TABLE.tosac, unscaled)
+                return [ref.tosa_table16(table, v) for v in x]
             assert len(table) == 256
             return [table[v + 128] for v in x]
         if op == "clamp":
@@ -298,6 +300,57 @@ def test_default_passes_run_what_the_object_supports():
     ir = NoRescale(rescale_pair_ir().n, [2])
     with pytest.raises(qfold.Error, match="fold_merge_rescales needs the IR method.*add_rescale"):
         qfold.run_passes(ir, ["fold_merge_rescales"])
+
+
+class Int16IR(IntIR):
+    """IntIR that can make int16 TABLEs too: collapse_to_table then folds int16 chains."""
+
+    def add_table16(self, x, values):
+        assert values.dtype == np.int16 and values.shape == (513,)
+        t = self.add_int_constant(values, (513,), "int16")
+        return self._new({"op": "table", "in": [x, t], "dtype": "int32",
+                          "shape": list(self.n[x]["shape"])})
+
+
+INT16_CODES = list(range(-32768, 32768))
+
+
+def int16_chain_ir(cls, factor=None, scale=1 / 128):
+    """int16 input -> RESCALE to i32 -> [MUL by factor] -> RESCALE to i8 by scale -> CLAMP."""
+    b = Builder()
+    b.nodes[0].update(dtype="int16", shape=[65536])
+    r = b.rescale(0, 1.0, "i16", "i32")
+    if factor is not None:
+        r = b.add("mul", [r, b.const([factor], "int32")], "int32", [65536], attrs={"shift": 0})
+    r2 = b.rescale(r, scale, "i32", "i8")
+    out = b.add("clamp", [r2], "int8", [65536], attrs={"min": -100, "max": 100})
+    return cls(b.nodes, [out])
+
+
+@pytest.mark.parametrize("factor,scale", [(None, 1 / 128), (2, 1 / 256)])
+def test_int16_chain_collapses_to_an_int16_table(factor, scale):
+    """round(x / 128) clamped is linear on every 128-code segment: the 513 knots are exact, and
+    the folded TABLE + RESCALE gives the chain's code on all 65,536 inputs."""
+    ir = int16_chain_ir(Int16IR, factor, scale)
+    before = run(ir, INT16_CODES)
+    report = qfold.run_passes(ir, ["fold_collapse_to_table"])
+    assert report.folded == 1, report.sites
+    assert live_ops(ir) == ["input", "constant", "table", "rescale"]
+    assert run(ir, INT16_CODES) == before
+    assert len(set(before)) == 201  # every clamped code occurs
+
+
+def test_int16_chains_need_add_table16_and_exactness():
+    ir = int16_chain_ir(IntIR)  # no add_table16: refused, the IR unchanged
+    s = state(ir)
+    (site,) = qfold.run_passes(ir, ["fold_collapse_to_table"]).sites
+    assert site.reason == "unsupported" and "add_table(int16)" in site.message
+    assert state(ir) == s
+    ir = int16_chain_ir(Int16IR, 3, 1 / 512)  # 3x/512: a staircase no 513-knot table gives
+    s, before = state(ir), run(ir, INT16_CODES)
+    (site,) = qfold.run_passes(ir, ["fold_collapse_to_table"]).sites
+    assert site.reason == "not_exact" and site.index is not None
+    assert state(ir) == s and run(ir, INT16_CODES) == before
 
 
 # --- refusals -------------------------------------------------------------------------------------
