@@ -1,0 +1,12 @@
+// RESCALE pairs to merge: per tensor, per channel, i8 -> i8 -> i8.
+func.func @f(%x: tensor<1x2x2x4xi8>) -> (tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>) {
+  %c0_up = "tosa.rescale"(%x) {double_round = false, input_zp = 5 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 28>} : (tensor<1x2x2x4xi8>) -> tensor<1x2x2x4xi32> loc("c0_up")
+  %c0_scale = "tosa.rescale"(%c0_up) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1274746293>, output_zp = -2 : i32, per_channel = false, scale32 = true, shift = array<i32: 35>} : (tensor<1x2x2x4xi32>) -> tensor<1x2x2x4xi8> loc("c0_scale")
+  %c1_up = "tosa.rescale"(%x) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824, 1073741824, 1073741824, 1073741824>, output_zp = 0 : i32, per_channel = true, scale32 = true, shift = array<i32: 30, 29, 28, 27>} : (tensor<1x2x2x4xi8>) -> tensor<1x2x2x4xi32> loc("c1_up")
+  %c1_scale = "tosa.rescale"(%c1_up) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1717986918, 1717986918, 1717986918, 1717986918>, output_zp = 3 : i32, per_channel = true, scale32 = true, shift = array<i32: 34, 35, 36, 37>} : (tensor<1x2x2x4xi32>) -> tensor<1x2x2x4xi8> loc("c1_scale")
+  %c3_q = "tosa.rescale"(%x) {double_round = false, input_zp = 4 : i32, multiplier = array<i32: 1503238554>, output_zp = -6 : i32, per_channel = false, scale32 = true, shift = array<i32: 31>} : (tensor<1x2x2x4xi8>) -> tensor<1x2x2x4xi8> loc("c3_q")
+  %c3_scale = "tosa.rescale"(%c3_q) {double_round = false, input_zp = -6 : i32, multiplier = array<i32: 1073741824>, output_zp = 1 : i32, per_channel = false, scale32 = true, shift = array<i32: 33>} : (tensor<1x2x2x4xi8>) -> tensor<1x2x2x4xi8> loc("c3_scale")
+  %c4_16 = "tosa.rescale"(%x) {double_round = false, input_zp = -20 : i32, multiplier = array<i32: 19988>, output_zp = 7 : i32, per_channel = false, scale32 = false, shift = array<i32: 15>} : (tensor<1x2x2x4xi8>) -> tensor<1x2x2x4xi8> loc("c4_16")
+  %c4_scale = "tosa.rescale"(%c4_16) {double_round = true, input_zp = 7 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 31>} : (tensor<1x2x2x4xi8>) -> tensor<1x2x2x4xi8> loc("c4_scale")
+  return %c0_scale, %c1_scale, %c3_scale, %c4_scale : tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>
+}
