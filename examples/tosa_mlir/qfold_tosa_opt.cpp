@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mlir16_guards.hpp"
 #include "tosa_fold.hpp"
 
 namespace {
@@ -197,13 +198,26 @@ int run(const options& o, mlir::DialectRegistry& registry) {
   source.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(buffer->getMemBufferRef(), false),
                             llvm::SMLoc());
   mlir::SourceMgrDiagnosticHandler diagnostics(source, &context, llvm::errs());
-  // Parsing verifies the module (ParserConfig's default).
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(source, mlir::ParserConfig(&context));
+  const llvm::StringRef bytes = buffer->getBuffer();
+  if (qfold_tosa::nests_too_deep(std::string_view(bytes.data(), bytes.size())))
+    throw tool_error(exit_bad_input, "'" + o.input + "' nests deeper than " +
+                                         std::to_string(qfold_tosa::max_nesting) +
+                                         " levels (MLIR 16's parser would overflow its stack)");
+  // Parsed, checked for what MLIR 16 cannot print, then verified (the verifier's diagnostics
+  // print ops).
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(
+      source, mlir::ParserConfig(&context, /*verifyAfterParse=*/false));
   if (!module)
-    throw tool_error(exit_bad_input, "'" + o.input +
-                                         "' is not a valid MLIR module (parser or verifier: see "
-                                         "above)");
+    throw tool_error(exit_bad_input,
+                     "'" + o.input + "' is not a valid MLIR module (parser: see above)");
+  if (qfold_tosa::has_broken_dense_array(*module))
+    throw tool_error(exit_bad_input,
+                     "'" + o.input +
+                         "' holds an i1 array written with integers (array<i1: 1>; write "
+                         "true/false), which MLIR 16 parses into an attribute it cannot print");
+  if (mlir::failed(mlir::verify(*module)))
+    throw tool_error(exit_bad_input,
+                     "'" + o.input + "' is not a valid MLIR module (verifier: see above)");
   const auto problems = qfold_tosa::check_module(*module);
   if (!problems.empty()) {
     for (const auto& p : problems) llvm::errs() << "qfold-tosa-opt: error: " << p << "\n";

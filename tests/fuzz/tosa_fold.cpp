@@ -9,7 +9,7 @@
 // input's own printed text does not either: then it is MLIR's printer); a function without a
 // folded site that prints differently after folding (a refusal must change nothing), and a
 // module without one that does. Inputs on which MLIR 16 itself crashes (mlir-opt-16 too) are
-// skipped: see nests_too_deep and mlir16_broken_array.
+// skipped, as qfold-tosa-opt refuses them (tosa_mlir/mlir16_guards.hpp).
 #include "tosa_mlir/tosa_fold.hpp"
 
 #include <llvm/Support/MemoryBuffer.h>
@@ -19,7 +19,6 @@
 #include <mlir/IR/Diagnostics.h>
 #include <mlir/IR/MLIRContext.h>
 #include <mlir/IR/OperationSupport.h>
-#include <mlir/IR/SubElementInterfaces.h>
 #include <mlir/IR/Verifier.h>
 #include <mlir/InitAllDialects.h>
 #include <mlir/Parser/Parser.h>
@@ -33,6 +32,8 @@
 #include <new>
 #include <string>
 #include <vector>
+
+#include "tosa_mlir/mlir16_guards.hpp"
 
 namespace {
 
@@ -62,7 +63,7 @@ mlir::MLIRContext& context_for_input() {
     context->getDiagEngine().registerHandler([](mlir::Diagnostic&) {
       return mlir::success();  // handled: nothing printed
     });
-    // Diagnostics do not print the op: MLIR 16 crashes printing some (see mlir16_broken_array).
+    // Diagnostics do not print the op: MLIR 16 crashes printing some (see has_broken_dense_array).
     context->printOpOnDiagnostic(false);
     inputs = 0;
   }
@@ -89,84 +90,29 @@ std::string tool_text(mlir::ModuleOp m) {
   return s;
 }
 
-// The text parsed as qfold-tosa-opt parses a file (null-terminated, as MLIR's lexer expects;
-// parsing verifies).
+// The text as qfold-tosa-opt reads a file: parsed (null-terminated, as MLIR's lexer expects),
+// refused if it holds what MLIR 16 cannot print, then verified; null where the tool exits 1.
 mlir::OwningOpRef<mlir::ModuleOp> parse(const std::string& text, mlir::MLIRContext& context) {
   llvm::SourceMgr source;
   source.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(text.data(), text.size()), "fuzz.mlir",
                                        /*RequiresNullTerminator=*/true),
       llvm::SMLoc());
-  return mlir::parseSourceFile<mlir::ModuleOp>(source, mlir::ParserConfig(&context));
-}
-
-// A filter for MLIR 16's parser, not qfold: it recurses once per nesting level ([...], (...),
-// {...}, <...>) without a limit, so deep nesting overflows the stack (mlir-opt-16 and
-// qfold-tosa-opt crash on 7,320 nested `[`). No module qfold reads nests more than a few dozen
-// levels; inputs that nest deeper than kMaxNesting (MLIR 16 parses 5,000 fine) are skipped. The
-// count is coarse (brackets in strings count; `->` and `>=` do not close).
-constexpr int kMaxNesting = 1000;
-bool nests_too_deep(const std::string& text) {
-  int depth = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '[' || c == '(' || c == '{' || c == '<') {
-      if (++depth > kMaxNesting) return true;
-    } else if (c == ']' || c == ')' || c == '}' ||
-               (c == '>' && (i == 0 || text[i - 1] != '-') &&
-                (i + 1 == text.size() || text[i + 1] != '='))) {
-      if (depth > 0) --depth;
-    }
-  }
-  return false;
-}
-
-// A filter for a bug of MLIR 16, not qfold's: its parser makes `array<i1: 1>` (integer literals
-// for i1; `true` / `false` are fine) a DenseArrayAttr of one element and no bytes, which its
-// printer then reads through a null pointer (mlir-opt-16 and qfold-tosa-opt crash on any module
-// holding one, wherever it is). Modules holding such an attribute anywhere (an op's attributes,
-// a type, a location, nested) are skipped; the verifier's diagnostics would print it too, which
-// is why they do not print ops here.
-bool mlir16_broken_array(mlir::ModuleOp m) {
-  bool broken = false;
-  const auto check = [&](mlir::Attribute a) {
-    const auto d = a.dyn_cast<mlir::DenseArrayAttr>();
-    if (!d) return;
-    const auto bytes = (d.getElementType().getIntOrFloatBitWidth() + 7) / 8;
-    if (d.getRawData().size() != static_cast<std::size_t>(d.getSize()) * bytes) broken = true;
-  };
-  const auto no_type = [](mlir::Type) {};
-  const auto attribute = [&](mlir::Attribute a) {
-    check(a);
-    if (auto s = a.dyn_cast<mlir::SubElementAttrInterface>()) s.walkSubElements(check, no_type);
-  };
-  const auto type = [&](mlir::Type t) {
-    if (auto s = t.dyn_cast<mlir::SubElementTypeInterface>()) s.walkSubElements(check, no_type);
-  };
-  m->walk([&](mlir::Operation* op) {
-    attribute(op->getAttrDictionary());
-    attribute(op->getLoc());
-    for (const mlir::Type t : op->getResultTypes()) type(t);
-    for (mlir::Region& r : op->getRegions())
-      for (mlir::Block& b : r)
-        for (const mlir::BlockArgument a : b.getArguments()) {
-          type(a.getType());
-          attribute(a.getLoc());
-        }
-  });
-  return broken;
+  auto m = mlir::parseSourceFile<mlir::ModuleOp>(
+      source, mlir::ParserConfig(&context, /*verifyAfterParse=*/false));
+  if (!m || qfold_tosa::has_broken_dense_array(*m) || mlir::failed(mlir::verify(*m))) return {};
+  return m;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  if (nests_too_deep(text)) return 0;
+  if (qfold_tosa::nests_too_deep(text)) return 0;
   mlir::MLIRContext& context = context_for_input();
   const mlir::OwningOpRef<mlir::ModuleOp> module = parse(text, context);
-  if (!module) return 0;  // not parsable or rejected by the verifier: exit 1
+  if (!module) return 0;  // the tool's exit 1: not parsable, unprintable, or not verified
   mlir::ModuleOp m = *module;
-  if (mlir16_broken_array(m)) return 0;
   try {
     if (!qfold_tosa::check_module(m).empty()) return 0;  // ops qfold cannot read: exit 1
   } catch (const std::bad_alloc&) {
