@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <qfold/fold/batch_norm.hpp>
 #include <random>
 #include <vector>
@@ -63,4 +64,55 @@ TEST_CASE("batch norm folds OHWI and HWIO weights like OIHW, and in place", "[fo
   REQUIRE_FALSE(qfold::fold_batch_norm(
       qfold::conv_weights(same, s_oihw, qfold::weight_layout::o_i_s), bias, bn, same, b1));
   CHECK(same == f_oihw);
+}
+
+TEST_CASE("batch norm: a site above the streaming size folds to the same bits", "[fold]") {
+  // 64 x 47 x 10 x 10 floats (1.2 MB): the row kernel stores non-temporally where the CPU can
+  // (AVX-512 or AVX2); every weight must equal w * (gamma / sqrt(var + eps)) in float, as the
+  // scalar s_i_o path and the formula give it, whatever the output's alignment.
+  const std::int64_t O = 64, I = 47, H = 10, W = 10;
+  const std::size_t n = static_cast<std::size_t>(O * I * H * W);
+  REQUIRE(n * sizeof(float) >= qfold::detail::streaming_bytes);
+  std::mt19937 gen(23);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<float> w(n), mean(64), var(64), gamma(64), beta(64), bias(64);
+  for (auto& x : w) x = dist(gen);
+  for (std::size_t o = 0; o < 64; ++o) {
+    mean[o] = dist(gen);
+    var[o] = std::abs(dist(gen)) + 0.01f;
+    gamma[o] = dist(gen);
+    beta[o] = dist(gen);
+    bias[o] = dist(gen);
+  }
+  const float eps = 1e-5f;
+  const qfold::batch_norm_params<float> bn{mean, var, gamma, beta, eps, false};
+  const std::vector<std::int64_t> shape{O, I, H, W};
+  const std::size_t row = n / 64;
+  for (const std::size_t offset :
+       {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {  // output aligned, and not
+    std::vector<float> storage(n + offset), b(64);
+    const std::span<float> out(storage.data() + offset, n);
+    REQUIRE_FALSE(qfold::fold_batch_norm(qfold::conv_weights(w, shape, qfold::weight_layout::o_i_s),
+                                         bias, bn, out, b));
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t o = i / row;
+      const float s = gamma[o] * (1.0f / std::sqrt(var[o] + eps));
+      differ += std::bit_cast<std::uint32_t>(out[i]) != std::bit_cast<std::uint32_t>(w[i] * s);
+    }
+    CHECK(differ == 0);
+  }
+  // A product that overflows in the middle of a streamed row is found as in any other row.
+  std::vector<float> big = w, out(n), b(64);
+  const std::size_t at = 40 * row + 1001;
+  big[at] = std::numeric_limits<float>::max() * (gamma[40] < 0 ? -1.0f : 1.0f);
+  const auto r = qfold::fold_batch_norm(
+      qfold::conv_weights(big, shape, qfold::weight_layout::o_i_s), bias, bn, out, b);
+  const float s40 = gamma[40] * (1.0f / std::sqrt(var[40] + eps));
+  if (std::isfinite(big[at] * s40)) {
+    CHECK_FALSE(r);
+  } else {
+    REQUIRE(r);
+    CHECK(r->index == at);
+  }
 }
