@@ -169,29 +169,50 @@ template <class F>
 }
 }  // namespace detail
 
-// Classifies y (y[i] = map(d.lo + i)). With `space`, also synthesizes a RESCALE in that space.
-// The kind is the most specific that holds: identity, constant, affine, rescale, saturated_affine.
-[[nodiscard]] constexpr classification classify(domain d, std::span<const std::int64_t> y,
-                                                const rescale_space* space = nullptr) {
+namespace detail {
+// The first input off a line. Where the line's values at both ends fit int64 (then so do all
+// between: a line is monotone), one vector pass compares modulo 2^64, which is exact there;
+// otherwise each value is computed in 128 bits.
+[[nodiscard]] constexpr std::optional<witness> first_off_line(domain d,
+                                                              std::span<const std::int64_t> y,
+                                                              const affine_map& line,
+                                                              vector_isa isa) {
+  const wide_int first = line_value(line, d.lo), last = line_value(line, d.hi);
+  if (!fits_int64(first) || !fits_int64(last))
+    return first_miss(d, y, [&](std::int64_t x) { return line_value(line, x); });
+  const std::size_t i = synth::first_off_line(
+      y.data(), y.size(), static_cast<std::uint64_t>(static_cast<std::int64_t>(first)),
+      static_cast<std::uint64_t>(line.slope), isa);
+  if (i == y.size()) return std::nullopt;
+  const std::int64_t x = d.lo + static_cast<std::int64_t>(i);
+  return witness{x, y[i], witness_value(line_value(line, x), y[i])};
+}
+
+// classify with the kernels to use (tests compare the ISAs; the answer never depends on them).
+[[nodiscard]] constexpr classification classify_with(domain d, std::span<const std::int64_t> y,
+                                                     const rescale_space* space, vector_isa isa) {
   classification c;
   if (y.empty() || y.size() != d.size()) return c;
-  const affine_map line = detail::line_through_start(d, y);
-  c.affine_miss =
-      detail::first_miss(d, y, [&](std::int64_t x) { return detail::line_value(line, x); });
+  const affine_map line = line_through_start(d, y);
+  c.affine_miss = first_off_line(d, y, line, isa);
   if (!c.affine_miss) {
     c.affine = line;
     c.kind = line.slope == 0 ? map_kind::constant
                              : (line == affine_map{1, 0} ? map_kind::identity : map_kind::affine);
   }
   if (space != nullptr) {
-    c.rescale = synthesize_rescale(d, y, *space);
-    if (!c.rescale && detail::known_types(*space)) {  // other types: no candidate at all
-      if (const auto naive = detail::endpoint_rescale(d, y, *space))
-        c.rescale_miss = detail::first_miss(d, y, [&](std::int64_t x) -> detail::wide_int {
+    // A map found to be one line tells synthesis where its bounds are (the ends of each run).
+    const synth::map_shape shape = c.affine_miss     ? synth::map_shape::unknown
+                                   : line.slope >= 0 ? synth::map_shape::rising_line
+                                                     : synth::map_shape::falling_line;
+    c.rescale = synthesize(d, y, *space, shape, isa);
+    if (!c.rescale && known_types(*space)) {  // other types: no candidate at all
+      if (const auto naive = endpoint_rescale(d, y, *space))
+        c.rescale_miss = first_miss(d, y, [&](std::int64_t x) -> wide_int {
           // An error is a miss: it shows as an int64 extreme different from the map's value.
           const auto r = checked::rescale_value(naive->attributes, naive->scale, x);
           if (r) return *r;
-          const std::int64_t yx = y[detail::offset_in(d, x)];
+          const std::int64_t yx = y[offset_in(d, x)];
           return yx == std::numeric_limits<std::int64_t>::min()
                      ? std::numeric_limits<std::int64_t>::max()
                      : std::numeric_limits<std::int64_t>::min();
@@ -203,14 +224,22 @@ template <class F>
     c.kind = map_kind::rescale;
     return c;
   }
-  if (const auto sat = detail::clamped_line(d, y)) {
-    c.saturated_miss = detail::first_miss(d, y, *sat);
+  if (const auto sat = clamped_line(d, y)) {
+    c.saturated_miss = first_miss(d, y, *sat);
     if (!c.saturated_miss) {
       c.saturated = *sat;
       c.kind = map_kind::saturated_affine;
     }
   }
   return c;
+}
+}  // namespace detail
+
+// Classifies y (y[i] = map(d.lo + i)). With `space`, also synthesizes a RESCALE in that space.
+// The kind is the most specific that holds: identity, constant, affine, rescale, saturated_affine.
+[[nodiscard]] constexpr classification classify(domain d, std::span<const std::int64_t> y,
+                                                const rescale_space* space = nullptr) {
+  return detail::classify_with(d, y, space, detail::runtime_isa());
 }
 
 // The integer line y = slope * x + offset through every point (x[i], y[i]) of a set with strictly
@@ -261,8 +290,10 @@ struct line_fit {
       values.size() % channels != 0)
     return r;
   r.reserve(channels);
+  // Not const: the initializer of a const enum would be evaluated as a constant (scalar).
+  detail::vector_isa isa = detail::runtime_isa();
   for (std::size_t ch = 0; ch < channels; ++ch)
-    r.push_back(classify(d, values.subspan(ch * d.size(), d.size()), space));
+    r.push_back(detail::classify_with(d, values.subspan(ch * d.size(), d.size()), space, isa));
   return r;
 }
 

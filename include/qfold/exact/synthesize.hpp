@@ -13,6 +13,7 @@
 #include <span>
 #include <type_traits>
 
+#include "qfold/arith/isa.hpp"
 #include "qfold/arith/rescale.hpp"
 #include "qfold/arith/result.hpp"
 #include "qfold/exact/domain.hpp"
@@ -224,10 +225,10 @@ namespace synth {
 // --- The fast exact path (single rounding, |x - input_zp| <= 2^17) -------------------------------
 // At shift s the multipliers that work are [M_s, H_s] (the intersection of every code's interval;
 // M_s counts m >= 0). Each code's bounds are ceil / floor of (2t -+ 1) 2^(s-1) / v, and
-// ceil(ceil(z) / 2) = ceil(z / 2), floor(floor(z) / 2) = floor(z / 2): so M_s = ceil(M_S / 2^(S-s))
-// and H_s = floor(H_S / 2^(S-s)) for every s <= S, and the exact bounds at one top shift S give
-// every smaller shift at once. Feasible shifts are an interval: M_s <= H_s is upward closed, and
-// M_s <= cap downward closed (M_s never falls as s grows).
+// ceil(ceil(z) / 2) = ceil(z / 2), floor(floor(z) / 2) = floor(z / 2): so M_s = ceil(M_62 /
+// 2^(62-s)) and H_s = floor(H_62 / 2^(62-s)) for every s, and the exact bounds at shift 62 give
+// every shift at once. Feasible shifts are an interval: M_s <= H_s is upward closed, and M_s <= cap
+// downward closed (M_s never falls as s grows).
 __extension__ typedef __int128 wide;
 
 template <class T>
@@ -241,7 +242,6 @@ template <class T>
 }
 
 inline constexpr std::int64_t fast_max_v = std::int64_t{1} << 17;
-inline constexpr std::int64_t fast_max_h = std::int64_t{1} << 45;  // |v h| <= 2^62
 
 // One code's multiplier interval at shift s in 128 bits (single rounding); false when no
 // multiplier works (v = 0 with the wrong target). t = y - output_zp.
@@ -262,18 +262,84 @@ inline constexpr std::int64_t fast_max_h = std::int64_t{1} << 45;  // |v h| <= 2
   return true;
 }
 
-// Codes are checked 16 at a time without branches: a fixed trip count that g++'s -O2 cost model
-// vectorises. Values are biased by 2^63 so that a logical shift floors (u = z + 2^63 gives
+// The bounds as fractions, without a division per code. With u = |v| and w = t for v > 0, w = -t
+// for v < 0, every code of one sign of v bounds the scale m / 2^(s-1) from below by (2w - 1) / u
+// and from above by (2w + 1) / u (for v > 0: v m >= (2t - 1) 2^(s-1) and v m < (2t + 1) 2^(s-1);
+// for v < 0 the same with the inequalities' sides exchanged), so only the largest lower and the
+// smallest upper fraction of each sign matter. They are kept as p / q (q > 0; q = 0 is -inf for
+// `lower`, +inf for `upper`) and compared by cross products: |w| < 2^33 and u <= 2^17 keep every
+// product below 2^52, exact in int64 and in double.
+inline constexpr std::int64_t max_w = std::int64_t{1} << 33;
+struct fractions {
+  std::int64_t lp = -1, lq = 0;  // the largest (2w - 1) / u
+  std::int64_t up = 1, uq = 0;   // the smallest (2w + 1) / u
+  bool wild = false;             // some |w| >= 2^33 (not exact: the caller gives up)
+  constexpr void lower(std::int64_t p, std::int64_t q) noexcept {
+    if (p * lq > lp * q) lp = p, lq = q;
+  }
+  constexpr void upper(std::int64_t p, std::int64_t q) noexcept {
+    if (p * uq < up * q) up = p, uq = q;
+  }
+};
+[[nodiscard]] constexpr bool w_fits(std::int64_t yv, std::int64_t ozp) noexcept {
+  return static_cast<std::uint64_t>(yv) - static_cast<std::uint64_t>(ozp) +
+             static_cast<std::uint64_t>(max_w) <
+         2 * static_cast<std::uint64_t>(max_w);
+}
+
+// Codes y[0..n) of one sign strictly inside the output range, u = u0 + i (v > 0) or u0 - i.
+template <bool Negative>
+constexpr void fractions_scalar(const std::int64_t* y, std::size_t n, std::int64_t u0,
+                                std::int64_t ozp, fractions& f) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!w_fits(y[i], ozp)) {
+      f.wild = true;
+      return;
+    }
+    const std::int64_t t = y[i] - ozp, w = Negative ? -t : t;
+    const std::int64_t u =
+        Negative ? u0 - static_cast<std::int64_t>(i) : u0 + static_cast<std::int64_t>(i);
+    f.lower(2 * w - 1, u);
+    f.upper(2 * w + 1, u);
+  }
+}
+
+// floor(p 2^61 / q) and ceil(p 2^61 / q) for |p| < 2^35, 0 < q < 2^18: long division in three
+// 64-bit steps (no 128-bit division).
+[[nodiscard]] constexpr wide floor_times_2_61(std::int64_t p, std::int64_t q) noexcept {
+  const std::int64_t q0 = floor_div_t<std::int64_t>(p, q), r0 = p - q0 * q;  // 0 <= r0 < q
+  const std::int64_t n1 = r0 << 40, q1 = n1 / q, r1 = n1 - q1 * q;
+  const std::int64_t q2 = (r1 << 21) / q;
+  return wide{q0} * (wide{1} << 61) + wide{q1} * (std::int64_t{1} << 21) + q2;
+}
+[[nodiscard]] constexpr wide ceil_times_2_61(std::int64_t p, std::int64_t q) noexcept {
+  return -floor_times_2_61(-p, q);
+}
+
+// The bounds at shift 62 that the fractions of each sign give (K = 2^61): for v > 0,
+// M >= ceil(K lower) and H <= ceil(K upper) - 1 (the upper inequality is strict); for v < 0,
+// M >= floor(K lower) + 1 and H <= floor(K upper). Of the two lower bounds the one from the larger
+// fraction is the larger (v < 0 on a tie: floor(z) + 1 >= ceil(z)), and of the two upper bounds
+// the one from the smaller (v > 0 on a tie: ceil(z) - 1 <= floor(z)): one long division each.
+constexpr void apply_fractions(const fractions& pos, const fractions& neg, wide& lo,
+                               wide& hi) noexcept {
+  if (pos.lq > 0 && (neg.lq == 0 || pos.lp * neg.lq > neg.lp * pos.lq))
+    lo = std::max(lo, ceil_times_2_61(pos.lp, pos.lq));
+  else if (neg.lq > 0)
+    lo = std::max(lo, floor_times_2_61(neg.lp, neg.lq) + 1);
+  if (pos.uq > 0 && (neg.uq == 0 || pos.up * neg.uq <= neg.up * pos.uq))
+    hi = std::min(hi, ceil_times_2_61(pos.up, pos.uq) - 1);
+  else if (neg.uq > 0)
+    hi = std::min(hi, floor_times_2_61(neg.up, neg.uq));
+}
+
+// Values are biased by 2^63 so that a logical shift floors (u = z + 2^63 gives
 // u >> s = floor(z / 2^s) + 2^(63-s)), and "a < b" is the sign bit of a - b (all terms stay
 // within +-2^62, so no difference overflows).
-inline constexpr std::size_t block = 16;
 inline constexpr std::uint64_t bias = std::uint64_t{1} << 63;
 
 [[nodiscard]] constexpr std::uint64_t biased_start(std::int64_t v, std::int64_t m, int s) noexcept {
   return static_cast<std::uint64_t>(v * m + (std::int64_t{1} << (s - 1))) + bias;
-}
-[[nodiscard]] constexpr std::int64_t signed_of(std::uint64_t u) noexcept {
-  return static_cast<std::int64_t>(u);
 }
 
 // One pass over codes: r = (acc + i m) >> s (the biased RESCALE value of code i) against a
@@ -299,127 +365,365 @@ template <scan K>
   return bad;
 }
 
-// The same, four codes at a time in two-lane vectors (GCC/clang vector extensions: SSE2 without
-// any -march), stopping at the first block of 16 with a difference.
-__extension__ typedef std::uint64_t u64x2 __attribute__((vector_size(16)));
-[[nodiscard]] inline u64x2 load2(const std::int64_t* p) noexcept {
-  u64x2 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <scan K>
-[[nodiscard]] inline u64x2 scan_step(u64x2 r, const std::int64_t* y, std::uint64_t c,
-                                     std::uint64_t yc) noexcept {
-  if constexpr (K == scan::equal) {
-    return r ^ (load2(y) + c);
-  } else {
-    const u64x2 off = load2(y) ^ yc;
-    return (K == scan::at_most ? c - r : r - c) | off | (0 - off);
-  }
-}
-
-template <scan K>
-[[nodiscard]] inline std::uint64_t scan_vector(const std::int64_t* y, std::size_t count,
-                                               std::uint64_t acc, std::uint64_t um, int s,
-                                               std::uint64_t c, std::uint64_t yc) noexcept {
-  u64x2 a0 = u64x2{acc, acc + um}, a1 = a0 + 2 * um, bad0{}, bad1{};
-  const std::uint64_t step = 4 * um;
-  std::size_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    for (std::size_t j = 0; j < 16; j += 4, a0 += step, a1 += step) {
-      bad0 |= scan_step<K>(a0 >> s, y + i + j, c, yc);
-      bad1 |= scan_step<K>(a1 >> s, y + i + j + 2, c, yc);
-    }
-    if constexpr (K == scan::equal) {
-      const u64x2 any = bad0 | bad1;
-      if ((any[0] | any[1]) != 0) return any[0] | any[1];
-    }
-  }
-  const u64x2 any = bad0 | bad1;
-  return any[0] | any[1] | scan_scalar<K>(y + i, count - i, a0[0], um, s, c, yc);
-}
-
-// For the pass at the top shift: over 16 codes, the top bit set when some code rejects m (biased
-// pm) or h (biased ph). For v > 0 m must give R >= t and h R <= t; for v < 0 the other way.
-template <bool Negative>
-[[nodiscard]] constexpr std::uint64_t bounds_scalar(const std::int64_t* y, std::uint64_t pm,
-                                                    std::uint64_t ph, std::uint64_t um,
-                                                    std::uint64_t uh, int s,
-                                                    std::uint64_t c) noexcept {
-  std::uint64_t sign = 0;
-  for (std::size_t j = 0; j < block; ++j, pm += um, ph += uh) {
-    const std::uint64_t tk = static_cast<std::uint64_t>(y[j]) + c, rm = pm >> s, rh = ph >> s;
-    sign |= Negative ? (tk - rm) | (rh - tk) : (rm - tk) | (tk - rh);
-  }
-  return sign;
-}
-template <bool Negative>
-[[nodiscard]] inline std::uint64_t bounds_vector(const std::int64_t* y, std::uint64_t pm,
-                                                 std::uint64_t ph, std::uint64_t um,
-                                                 std::uint64_t uh, int s,
-                                                 std::uint64_t c) noexcept {
-  u64x2 m2 = u64x2{pm, pm + um}, h2 = u64x2{ph, ph + uh}, sign{};
-  const std::uint64_t sm = 2 * um, sh = 2 * uh;
-  for (std::size_t j = 0; j < block; j += 2, m2 += sm, h2 += sh) {
-    const u64x2 tk = load2(y + j) + c, rm = m2 >> s, rh = h2 >> s;
-    sign |= Negative ? (tk - rm) | (rh - tk) : (rm - tk) | (tk - rh);
-  }
-  return sign[0] | sign[1];
-}
-template <bool Negative>
-[[nodiscard]] constexpr std::uint64_t bounds_block(const std::int64_t* y, std::uint64_t pm,
-                                                   std::uint64_t ph, std::uint64_t um,
-                                                   std::uint64_t uh, int s,
-                                                   std::uint64_t c) noexcept {
-  if (std::is_constant_evaluated()) return bounds_scalar<Negative>(y, pm, ph, um, uh, s, c);
-  return bounds_vector<Negative>(y, pm, ph, um, uh, s, c);
-}
-
-template <scan K>
-[[nodiscard]] constexpr std::uint64_t scan_codes(const std::int64_t* y, std::size_t count,
-                                                 std::uint64_t acc, std::uint64_t um, int s,
-                                                 std::uint64_t c, std::uint64_t yc = 0) noexcept {
-  if (std::is_constant_evaluated()) return scan_scalar<K>(y, count, acc, um, s, c, yc);
-  return scan_vector<K>(y, count, acc, um, s, c, yc);
-}
-
 // Whether (m, s) with single rounding gives y on every code: clamp(floor((v m + 2^(s-1)) / 2^s)
 // + ozp) == y, for attributes already validated, s at least the smallest legal shift (so the
 // checked evaluation could not fail), |v| <= 2^17 and m <= 2^31. Codes [0, a) hold out.lo, [b, n)
 // out.hi, [a, b) values strictly between (when y is non-decreasing; each is checked, so any y is
 // judged right); R + ozp must equal y in [a, b), be at most out.lo before and at least out.hi
 // after. Every code is evaluated.
-[[nodiscard]] constexpr bool reproduces_single(std::int64_t vlo, std::span<const std::int64_t> y,
-                                               std::size_t a, std::size_t b, std::int64_t m, int s,
-                                               std::int64_t ozp, int_range out) noexcept {
-  const std::uint64_t k = std::uint64_t{1} << (63 - s);  // R + k = the biased shift
-  const std::uint64_t um = static_cast<std::uint64_t>(m);
-  const std::uint64_t shift_y = k - static_cast<std::uint64_t>(ozp);  // y + shift_y = t + k
-  const std::uint64_t acc = biased_start(vlo, m, s);
+struct verify_args {
+  std::int64_t vlo;
+  std::size_t a, b;
+  std::int64_t m;
+  int s;
+  std::int64_t ozp;
+  int_range out;
+};
+[[nodiscard]] constexpr bool reproduces_scalar(std::span<const std::int64_t> y,
+                                               const verify_args& g) noexcept {
+  const std::uint64_t k = std::uint64_t{1} << (63 - g.s);  // R + k = the biased shift
+  const std::uint64_t um = static_cast<std::uint64_t>(g.m);
+  const std::uint64_t shift_y = k - static_cast<std::uint64_t>(g.ozp);  // y + shift_y = t + k
+  const std::uint64_t acc = biased_start(g.vlo, g.m, g.s);
   const std::int64_t* p = y.data();
-  if (scan_codes<scan::equal>(p + a, b - a, acc + a * um, um, s, shift_y) != 0) return false;
-  const std::uint64_t lo_k = static_cast<std::uint64_t>(out.lo) + shift_y;
-  const std::uint64_t hi_k = static_cast<std::uint64_t>(out.hi) + shift_y;
+  if (scan_scalar<scan::equal>(p + g.a, g.b - g.a, acc + g.a * um, um, g.s, shift_y, 0) != 0)
+    return false;
+  const std::uint64_t lo_k = static_cast<std::uint64_t>(g.out.lo) + shift_y;
+  const std::uint64_t hi_k = static_cast<std::uint64_t>(g.out.hi) + shift_y;
   const std::uint64_t sign =
-      scan_codes<scan::at_most>(p, a, acc, um, s, lo_k, static_cast<std::uint64_t>(out.lo)) |
-      scan_codes<scan::at_least>(p + b, y.size() - b, acc + b * um, um, s, hi_k,
-                                 static_cast<std::uint64_t>(out.hi));
+      scan_scalar<scan::at_most>(p, g.a, acc, um, g.s, lo_k, static_cast<std::uint64_t>(g.out.lo)) |
+      scan_scalar<scan::at_least>(p + g.b, y.size() - g.b, acc + g.b * um, um, g.s, hi_k,
+                                  static_cast<std::uint64_t>(g.out.hi));
   return (sign >> 63) == 0;
 }
 
-// The first index whose value is not below `value` (y non-decreasing).
+// The first i in [0, n) with y[i] != base + i step (mod 2^64), or n.
+[[nodiscard]] constexpr std::size_t off_line_scalar(const std::int64_t* y, std::size_t n,
+                                                    std::uint64_t base,
+                                                    std::uint64_t step) noexcept {
+  for (std::size_t i = 0; i < n; ++i, base += step)
+    if (static_cast<std::uint64_t>(y[i]) != base) return i;
+  return n;
+}
+
+// --- Vector copies (GCC/clang vector extensions)
+// --------------------------------------------------- Each kernel is a template over the vector
+// type, inlined into one function per ISA: two lanes (SSE2, no -march needed), and on x86-64
+// [[gnu::target]] copies for AVX2 and AVX-512F that run only when the CPU has them
+// (cpu_vector_isa). Vectors never cross a function boundary.
+__extension__ typedef std::uint64_t u64x2 __attribute__((vector_size(16)));
+__extension__ typedef double f64x2 __attribute__((vector_size(16)));
+#if defined(QFOLD_DETAIL_X86_TARGETS)
+__extension__ typedef std::uint64_t u64x4 __attribute__((vector_size(32)));
+__extension__ typedef double f64x4 __attribute__((vector_size(32)));
+__extension__ typedef std::uint64_t u64x8 __attribute__((vector_size(64)));
+__extension__ typedef double f64x8 __attribute__((vector_size(64)));
+#endif
+
+template <class V>
+inline constexpr std::size_t lanes_of = sizeof(V) / 8;
+
+// (Helpers take and fill references: a vector passed or returned by value would change the ABI
+// of a default-target function, which GCC warns about.)
+template <class V, class T>
+[[gnu::always_inline]] inline void splat(V& v, T x) noexcept {
+  for (std::size_t k = 0; k < lanes_of<V>; ++k) v[k] = x;
+}
+template <class V>
+[[gnu::always_inline]] inline void load(V& v, const std::int64_t* p) noexcept {
+  __builtin_memcpy(&v, p, sizeof v);
+}
+template <class U>
+[[gnu::always_inline]] inline std::uint64_t or_lanes(const U& v) noexcept {
+  std::uint64_t r = 0;
+  for (std::size_t k = 0; k < lanes_of<U>; ++k) r |= v[k];
+  return r;
+}
+
+template <class U>
+[[gnu::always_inline]] inline std::size_t off_line_v(const std::int64_t* y, std::size_t n,
+                                                     std::uint64_t base,
+                                                     std::uint64_t step) noexcept {
+  constexpr std::size_t w = lanes_of<U>, group = 4 * w;
+  U a0 = {};
+  for (std::size_t k = 0; k < w; ++k) a0[k] = base + k * step;
+  U sw = {}, sg = {};
+  splat(sw, w * step);
+  splat(sg, group * step);
+  U a1 = a0 + sw, a2 = a1 + sw, a3 = a2 + sw;
+  std::size_t i = 0;
+  for (; i + group <= n; i += group, a0 += sg, a1 += sg, a2 += sg, a3 += sg) {
+    U y0, y1, y2, y3;
+    load(y0, y + i);
+    load(y1, y + i + w);
+    load(y2, y + i + 2 * w);
+    load(y3, y + i + 3 * w);
+    const U d = (y0 ^ a0) | (y1 ^ a1) | (y2 ^ a2) | (y3 ^ a3);
+    if (or_lanes(d) != 0) break;
+  }
+  return i + off_line_scalar(y + i, n - i, base + i * step, step);
+}
+
+template <scan K, class U>
+[[gnu::always_inline]] inline std::uint64_t scan_v(const std::int64_t* y, std::size_t count,
+                                                   std::uint64_t acc, std::uint64_t um, int s,
+                                                   std::uint64_t c, std::uint64_t yc) noexcept {
+  constexpr std::size_t w = lanes_of<U>, group = 2 * w;
+  U a0 = {};
+  for (std::size_t k = 0; k < w; ++k) a0[k] = acc + k * um;
+  U sw = {}, sg = {}, cv = {}, ycv = {};
+  splat(sw, w * um);
+  splat(sg, group * um);
+  splat(cv, c);
+  splat(ycv, yc);
+  U a1 = a0 + sw, bad = {};
+  std::size_t i = 0;
+  for (; i + group <= count; i += group, a0 += sg, a1 += sg) {
+    U y0, y1;
+    load(y0, y + i);
+    load(y1, y + i + w);
+    if constexpr (K == scan::equal) {
+      bad |= ((a0 >> s) ^ (y0 + cv)) | ((a1 >> s) ^ (y1 + cv));
+    } else {
+      const U o0 = y0 ^ ycv, o1 = y1 ^ ycv;
+      const U d0 = K == scan::at_most ? cv - (a0 >> s) : (a0 >> s) - cv;
+      const U d1 = K == scan::at_most ? cv - (a1 >> s) : (a1 >> s) - cv;
+      bad |= d0 | o0 | (0 - o0) | d1 | o1 | (0 - o1);
+    }
+  }
+  return or_lanes(bad) | scan_scalar<K>(y + i, count - i, acc + i * um, um, s, c, yc);
+}
+
+template <class U>
+[[gnu::always_inline]] inline bool reproduces_v(std::span<const std::int64_t> y,
+                                                const verify_args& g) noexcept {
+  const std::uint64_t k = std::uint64_t{1} << (63 - g.s);
+  const std::uint64_t um = static_cast<std::uint64_t>(g.m);
+  const std::uint64_t shift_y = k - static_cast<std::uint64_t>(g.ozp);
+  const std::uint64_t acc = biased_start(g.vlo, g.m, g.s);
+  const std::int64_t* p = y.data();
+  if (scan_v<scan::equal, U>(p + g.a, g.b - g.a, acc + g.a * um, um, g.s, shift_y, 0) != 0)
+    return false;
+  const std::uint64_t lo_k = static_cast<std::uint64_t>(g.out.lo) + shift_y;
+  const std::uint64_t hi_k = static_cast<std::uint64_t>(g.out.hi) + shift_y;
+  const std::uint64_t sign =
+      scan_v<scan::at_most, U>(p, g.a, acc, um, g.s, lo_k, static_cast<std::uint64_t>(g.out.lo)) |
+      scan_v<scan::at_least, U>(p + g.b, y.size() - g.b, acc + g.b * um, um, g.s, hi_k,
+                                static_cast<std::uint64_t>(g.out.hi));
+  return (sign >> 63) == 0;
+}
+
+// fractions_scalar in double lanes. p = 2w - 1 is formed as an integer (2y - (2 ozp + 1) for
+// v > 0, (2 ozp - 1) - 2y for v < 0) and converted exactly by adding the bits of 2^52 + 2^51 and
+// subtracting that value (exact for |p| < 2^51); p + 2 = 2w + 1. With |w| < 2^33 the products
+// are exact (below 2^52), so the comparisons are those of the scalar loop; each lane keeps its
+// own best fractions, merged exactly in int64 at the end. No |w| check here: |w| is bounded by
+// the run's ends for a non-decreasing map (the caller checks them), and for any other map the
+// answer is never trusted (a certificate is evaluated on every code; a refusal only after the
+// map is found non-decreasing), while unsigned and double lanes have no undefined behaviour.
+// The best fractions of w lanes into f: two lanes directly, wider vectors by merging their halves.
+template <class F>
+struct half_of {};
+#if defined(QFOLD_DETAIL_X86_TARGETS)
+template <>
+struct half_of<f64x8> {
+  using type = f64x4;
+};
+template <>
+struct half_of<f64x4> {
+  using type = f64x2;
+};
+#endif
+template <class F>
+[[gnu::always_inline]] inline void merge_lanes(const F& lp, const F& lq, const F& up, const F& uq,
+                                               fractions& f) noexcept {
+  if constexpr (lanes_of<F> == 2) {
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (lq[k] > 0) f.lower(static_cast<std::int64_t>(lp[k]), static_cast<std::int64_t>(lq[k]));
+      if (uq[k] > 0) f.upper(static_cast<std::int64_t>(up[k]), static_cast<std::int64_t>(uq[k]));
+    }
+  } else {
+    using H = typename half_of<F>::type;
+    H lp0, lp1, lq0, lq1, up0, up1, uq0, uq1;
+    __builtin_memcpy(&lp0, &lp, sizeof(H));
+    __builtin_memcpy(&lp1, reinterpret_cast<const char*>(&lp) + sizeof(H), sizeof(H));
+    __builtin_memcpy(&lq0, &lq, sizeof(H));
+    __builtin_memcpy(&lq1, reinterpret_cast<const char*>(&lq) + sizeof(H), sizeof(H));
+    __builtin_memcpy(&up0, &up, sizeof(H));
+    __builtin_memcpy(&up1, reinterpret_cast<const char*>(&up) + sizeof(H), sizeof(H));
+    __builtin_memcpy(&uq0, &uq, sizeof(H));
+    __builtin_memcpy(&uq1, reinterpret_cast<const char*>(&uq) + sizeof(H), sizeof(H));
+    const auto ml = lp1 * lq0 > lp0 * lq1;
+    const auto mu = up1 * uq0 < up0 * uq1;
+    const H lp2 = ml ? lp1 : lp0, lq2 = ml ? lq1 : lq0, up2 = mu ? up1 : up0, uq2 = mu ? uq1 : uq0;
+    merge_lanes(lp2, lq2, up2, uq2, f);
+  }
+}
+
+template <bool Negative, class U, class F>
+[[gnu::always_inline]] inline void fractions_v(const std::int64_t* y, std::size_t n,
+                                               std::int64_t u0, std::int64_t ozp,
+                                               fractions& out) noexcept {
+  constexpr std::size_t w = lanes_of<U>;
+  fractions f = out;
+  if (n < 2 * w) {
+    fractions_scalar<Negative>(y, n, u0, ozp, f);
+    out = f;
+    return;
+  }
+  constexpr std::uint64_t magic_bits = 0x4338000000000000;  // 2^52 + 2^51
+  const auto uozp = static_cast<std::uint64_t>(ozp);
+  U c = {};
+  splat(c, Negative ? magic_bits + 2 * uozp - 1 : magic_bits - 2 * uozp - 1);
+  F magic = {}, two = {}, u = {}, du = {}, step = {};
+  splat(magic, 6755399441055744.0);
+  splat(two, 2.0);
+  splat(du, Negative ? -static_cast<double>(w) : static_cast<double>(w));
+  splat(step, Negative ? -static_cast<double>(2 * w) : static_cast<double>(2 * w));
+  for (std::size_t k = 0; k < w; ++k) u[k] = static_cast<double>(k);
+  F u0v = {};
+  splat(u0v, static_cast<double>(u0));
+  u = Negative ? u0v - u : u0v + u;
+  // Two sets of lanes (codes i.. and i + w..), so that the compare-and-select chains overlap.
+  F lp0 = {}, lq0 = {}, up0 = {}, uq0 = {};
+  splat(lp0, -1.0);
+  splat(up0, 1.0);
+  F lp1 = lp0, lq1 = lq0, up1 = up0, uq1 = uq0;
+  const auto one = [&](std::size_t i, const F& ui, F& lp, F& lq, F& up, F& uq) {
+    U yv;
+    load(yv, y + i);
+    const U bits = Negative ? c - (yv + yv) : (yv + yv) + c;
+    const F pl = reinterpret_cast<F>(bits) - magic, pu = pl + two;
+    const auto ml = pl * lq > lp * ui;
+    lp = ml ? pl : lp;
+    lq = ml ? ui : lq;
+    const auto mu = pu * uq < up * ui;
+    up = mu ? pu : up;
+    uq = mu ? ui : uq;
+  };
+  std::size_t i = 0;
+  for (; i + 2 * w <= n; i += 2 * w, u += step) {
+    one(i, u, lp0, lq0, up0, uq0);
+    const F u1 = u + du;
+    one(i + w, u1, lp1, lq1, up1, uq1);
+  }
+  // The last codes again as whole vectors ending at n (a code seen twice changes nothing).
+  if (i < n) {
+    const std::size_t j = n - 2 * w;
+    const double back = static_cast<double>(i - j);
+    F bj = {};
+    splat(bj, Negative ? back : -back);
+    const F uj = u + bj, uj1 = uj + du;
+    one(j, uj, lp0, lq0, up0, uq0);
+    one(j + w, uj1, lp1, lq1, up1, uq1);
+  }
+  // Merge the two sets, then the lanes by halves (a short dependency chain), exactly in double.
+  const auto ml = lp1 * lq0 > lp0 * lq1;
+  lp0 = ml ? lp1 : lp0;
+  lq0 = ml ? lq1 : lq0;
+  const auto mu = up1 * uq0 < up0 * uq1;
+  up0 = mu ? up1 : up0;
+  uq0 = mu ? uq1 : uq0;
+  merge_lanes(lp0, lq0, up0, uq0, f);
+  out = f;
+}
+
+// One function per ISA and kernel.
+inline std::size_t off_line_baseline(const std::int64_t* y, std::size_t n, std::uint64_t base,
+                                     std::uint64_t step) noexcept {
+  return off_line_v<u64x2>(y, n, base, step);
+}
+inline bool reproduces_baseline(std::span<const std::int64_t> y, const verify_args& g) noexcept {
+  return reproduces_v<u64x2>(y, g);
+}
+inline void fractions_baseline(const std::int64_t* y, std::size_t n, std::int64_t u0,
+                               std::int64_t ozp, bool negative, fractions& f) noexcept {
+  if (negative)
+    fractions_v<true, u64x2, f64x2>(y, n, u0, ozp, f);
+  else
+    fractions_v<false, u64x2, f64x2>(y, n, u0, ozp, f);
+}
+#if defined(QFOLD_DETAIL_X86_TARGETS)
+[[gnu::target("avx2")]] inline std::size_t off_line_avx2(const std::int64_t* y, std::size_t n,
+                                                         std::uint64_t base,
+                                                         std::uint64_t step) noexcept {
+  return off_line_v<u64x4>(y, n, base, step);
+}
+[[gnu::target("avx2")]] inline bool reproduces_avx2(std::span<const std::int64_t> y,
+                                                    const verify_args& g) noexcept {
+  return reproduces_v<u64x4>(y, g);
+}
+[[gnu::target("avx2")]] inline void fractions_avx2(const std::int64_t* y, std::size_t n,
+                                                   std::int64_t u0, std::int64_t ozp, bool negative,
+                                                   fractions& f) noexcept {
+  if (negative)
+    fractions_v<true, u64x4, f64x4>(y, n, u0, ozp, f);
+  else
+    fractions_v<false, u64x4, f64x4>(y, n, u0, ozp, f);
+}
+[[gnu::target("avx512f")]] inline std::size_t off_line_avx512(const std::int64_t* y, std::size_t n,
+                                                              std::uint64_t base,
+                                                              std::uint64_t step) noexcept {
+  return off_line_v<u64x8>(y, n, base, step);
+}
+[[gnu::target("avx512f")]] inline bool reproduces_avx512(std::span<const std::int64_t> y,
+                                                         const verify_args& g) noexcept {
+  return reproduces_v<u64x8>(y, g);
+}
+[[gnu::target("avx512f")]] inline void fractions_avx512(const std::int64_t* y, std::size_t n,
+                                                        std::int64_t u0, std::int64_t ozp,
+                                                        bool negative, fractions& f) noexcept {
+  if (negative)
+    fractions_v<true, u64x8, f64x8>(y, n, u0, ozp, f);
+  else
+    fractions_v<false, u64x8, f64x8>(y, n, u0, ozp, f);
+}
+#endif
+
+// The kernels by ISA (scalar loops in constant evaluation and for vector_isa::scalar).
+[[nodiscard]] constexpr std::size_t first_off_line(const std::int64_t* y, std::size_t n,
+                                                   std::uint64_t base, std::uint64_t step,
+                                                   vector_isa isa) noexcept {
+  if (std::is_constant_evaluated() || isa == vector_isa::scalar)
+    return off_line_scalar(y, n, base, step);
+#if defined(QFOLD_DETAIL_X86_TARGETS)
+  if (isa == vector_isa::avx512) return off_line_avx512(y, n, base, step);
+  if (isa == vector_isa::avx2) return off_line_avx2(y, n, base, step);
+#endif
+  return off_line_baseline(y, n, base, step);
+}
+[[nodiscard]] constexpr bool reproduces_single(std::span<const std::int64_t> y,
+                                               const verify_args& g, vector_isa isa) noexcept {
+  if (std::is_constant_evaluated() || isa == vector_isa::scalar) return reproduces_scalar(y, g);
+#if defined(QFOLD_DETAIL_X86_TARGETS)
+  if (isa == vector_isa::avx512) return reproduces_avx512(y, g);
+  if (isa == vector_isa::avx2) return reproduces_avx2(y, g);
+#endif
+  return reproduces_baseline(y, g);
+}
+template <bool Negative>
+constexpr void add_fractions(const std::int64_t* y, std::size_t n, std::int64_t u0,
+                             std::int64_t ozp, fractions& f, vector_isa isa) noexcept {
+  if (std::is_constant_evaluated() || isa == vector_isa::scalar)
+    return fractions_scalar<Negative>(y, n, u0, ozp, f);
+#if defined(QFOLD_DETAIL_X86_TARGETS)
+  if (isa == vector_isa::avx512) return fractions_avx512(y, n, u0, ozp, Negative, f);
+  if (isa == vector_isa::avx2) return fractions_avx2(y, n, u0, ozp, Negative, f);
+#endif
+  return fractions_baseline(y, n, u0, ozp, Negative, f);
+}
+
+// The first index whose value is not below `value` (y non-decreasing). Branch-free: the answer
+// stays in [lo, lo + len].
 [[nodiscard]] constexpr std::size_t lower_index(std::span<const std::int64_t> y,
                                                 std::int64_t value) noexcept {
-  std::size_t lo = 0, hi = y.size();
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    if (y[mid] < value)
-      lo = mid + 1;
-    else
-      hi = mid;
+  std::size_t lo = 0, len = y.size();
+  while (len > 1) {
+    const std::size_t half = len / 2;
+    lo += y[lo + half - 1] < value ? half : 0;
+    len -= half;
   }
-  return lo;
+  return lo + (len == 1 && y[lo] < value ? 1 : 0);
 }
 
 enum class fast_outcome : std::uint8_t { found, none, unknown };
@@ -428,173 +732,101 @@ struct fast_answer {
   scale_factor scale{};
 };
 
-// The smallest s in [s_lo, S] with ceil(M / 2^(S-s)) <= min(H >> (S-s), cap), and its multiplier:
-// a binary search for the first s with M_s <= H_s (upward closed), then the cap there (M_s only
-// grows with s, so if it exceeds the cap there it does everywhere above).
-[[nodiscard]] constexpr std::optional<scale_factor> first_feasible(std::int64_t m_top,
-                                                                   std::int64_t h_top, int top,
-                                                                   int s_lo,
+// The smallest s in [s_lo, 62] with ceil(M / 2^(62-s)) <= min(H >> (62-s), cap), and its
+// multiplier: a binary search for the first s with M_s <= H_s (upward closed), then the cap there
+// (M_s only grows with s, so if it exceeds the cap there it does everywhere above). M >= 0.
+[[nodiscard]] constexpr std::optional<scale_factor> first_feasible(wide m_top, wide h_top, int s_lo,
                                                                    std::int64_t cap) noexcept {
-  const auto m_at = [&](int s) { return m_top == 0 ? 0 : ((m_top - 1) >> (top - s)) + 1; };
-  if (s_lo > top || m_at(top) > h_top) return std::nullopt;
-  int lo = s_lo, hi = top;
+  const auto m_at = [&](int s) { return m_top == 0 ? wide{0} : ((m_top - 1) >> (62 - s)) + 1; };
+  if (s_lo > 62 || m_top > h_top) return std::nullopt;
+  int lo = s_lo, hi = 62;
   while (lo < hi) {
     const int mid = lo + (hi - lo) / 2;
-    if (m_at(mid) <= (h_top >> (top - mid)))
+    if (m_at(mid) <= (h_top >> (62 - mid)))
       hi = mid;
     else
       lo = mid + 1;
   }
-  const std::int64_t m = m_at(lo);
+  const wide m = m_at(lo);
   if (m > cap) return std::nullopt;
   return scale_factor{static_cast<std::int32_t>(m), lo};
 }
 
-// Bits of a non-negative 128-bit value.
-[[nodiscard]] constexpr int bit_length(wide u) noexcept {
-  const auto high = static_cast<std::uint64_t>(u >> 64);
-  return static_cast<int>(high != 0 ? 64 + std::bit_width(high)
-                                    : std::bit_width(static_cast<std::uint64_t>(u)));
-}
+// What the caller knows of the map: nothing, or that it is exactly one integer line over the
+// domain (checked on every code), rising (slope >= 0) or falling.
+enum class map_shape : std::uint8_t { unknown, rising_line, falling_line };
 
 // The exact smallest (shift, multiplier) for one single-rounding candidate, without a division
-// per code: bounds from the codes at the clamp edges (exact, in 128 bits) give a candidate that
-// is the answer whenever it reproduces the map (the true intervals lie inside those bounds); if
-// not, one pass at the top shift raises M and lowers H code by code (a division only where a
-// code tightens them), and every shift follows from M_S, H_S. `unknown` sends the caller to the
-// interval method (outside the ranges argued for here).
+// per code: the bounds at shift 62 from the largest lower and smallest upper fraction of each
+// sign of v (one vector pass over the unclamped codes; for a known line the fractions are
+// monotone in v, so the ends of each sign's run give them), and the codes at the clamp edges;
+// every shift follows from them. The candidate is then evaluated on every code. `none` is exact
+// for a non-decreasing map (the caller checks that before trusting it); `unknown` sends the
+// caller to the interval method (outside the ranges argued for here).
 [[nodiscard]] constexpr fast_answer smallest_single(domain d, std::span<const std::int64_t> y,
                                                     const candidate& k, int_range out,
-                                                    std::int64_t cap, int min_shift) {
+                                                    std::int64_t cap, int min_shift,
+                                                    map_shape shape, vector_isa isa) {
   fast_answer none{fast_outcome::none, {}};
   const std::int64_t vlo = d.lo - k.input_zp, vhi = d.hi - k.input_zp;
   if (vlo < -fast_max_v || vhi > fast_max_v) return {};
   if (y.front() < out.lo || y.back() > out.hi) return none;
+  const std::int64_t ozp = k.output_zp;
   const std::size_t n = y.size();
   const std::size_t a = lower_index(y, out.lo + 1);  // [a, b): strictly inside the output range
   const std::size_t b = std::max(a, lower_index(y, out.hi));
+  // [a, zero): v < 0; [pos, b): v > 0.
+  const std::size_t zero = static_cast<std::size_t>(
+      std::clamp<std::int64_t>(-vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));
+  const std::size_t pos = zero < b && vlo + static_cast<std::int64_t>(zero) == 0 ? zero + 1 : zero;
+  const wide unbounded = wide{1} << 100;  // no code bounds the multiplier from above
+  wide lo = 0, hi = unbounded;
+  fractions fpos, fneg;
+  // One code's bounds: as fractions when |t| < 2^33, else exactly in 128 bits.
+  const auto add_code = [&](std::size_t i) {
+    const std::int64_t v = vlo + static_cast<std::int64_t>(i), yv = y[i];
+    if (v == 0 || !w_fits(yv, ozp)) return code_bounds(v, yv, ozp, 62, out, lo, hi);
+    const bool need_ge = yv != out.lo, need_le = yv != out.hi;
+    const std::int64_t t = yv - ozp;
+    if (v > 0) {
+      if (need_ge) fpos.lower(2 * t - 1, v);
+      if (need_le) fpos.upper(2 * t + 1, v);
+    } else {
+      if (need_le) fneg.lower(-2 * t - 1, -v);
+      if (need_ge) fneg.upper(-2 * t + 1, -v);
+    }
+    return true;
+  };
   // Codes at the edges: the last clamped low, the first and last unclamped, the first clamped
   // high, and v = 0. Clamped codes between are implied (R is non-decreasing in v for m >= 0).
-  std::array<std::size_t, 5> edge{};
+  std::array<std::size_t, 7> edge{};
   std::size_t edges = 0;
   if (a > 0) edge[edges++] = a - 1;
   if (a < b) edge[edges++] = a;
   if (b > a + 1) edge[edges++] = b - 1;
   if (b < n) edge[edges++] = b;
   if (vlo <= 0 && vhi >= 0) edge[edges++] = static_cast<std::size_t>(-vlo);
-  const wide unbounded = wide{1} << 100;  // no code bounds the multiplier from above
-  wide lo = 0, hi = unbounded;
+  const bool line = shape == map_shape::rising_line;
+  if (line) {  // the inner ends of both signs' runs
+    if (zero > a) edge[edges++] = zero - 1;
+    if (pos < b) edge[edges++] = pos;
+  }
   for (std::size_t e = 0; e < edges; ++e)
-    if (!code_bounds(vlo + static_cast<std::int64_t>(edge[e]), y[edge[e]], k.output_zp, 62, out, lo,
-                     hi))
-      return none;
+    if (!add_code(edge[e])) return none;
+  if (a < b && !line) {
+    // For a non-decreasing map |t| in [a, b) is bounded by its ends; otherwise `wild` may say so.
+    if (!w_fits(y[a], ozp) || !w_fits(y[b - 1], ozp)) return {};
+    add_fractions<true>(y.data() + a, zero - a, -(vlo + static_cast<std::int64_t>(a)), ozp, fneg,
+                        isa);
+    add_fractions<false>(y.data() + pos, b - pos, vlo + static_cast<std::int64_t>(pos), ozp, fpos,
+                         isa);
+    if (fneg.wild || fpos.wild) return {};
+  }
+  apply_fractions(fpos, fneg, lo, hi);
   if (lo > hi) return none;  // empty at 62, so at every shift
-  // The top shift: the largest where M <= cap (beyond it M only grows) and H <= 2^45 (products
-  // fit int64). Limited by H, an empty interval there says nothing about larger shifts.
-  // With no upper bound at all (no unclamped code but v = 0), H stays infinite.
-  int jm = std::max(0, bit_length(lo) - bit_length(cap) - 1);
-  while (jm < 61 && ((lo - 1) >> jm) + 1 > cap) ++jm;
-  int jh = hi == unbounded ? 0 : std::max(0, bit_length(hi) - 47);
-  while (hi != unbounded && jh < 61 && (hi >> jh) > fast_max_h) ++jh;
-  const int top = 62 - std::max(jm, jh);
-  const bool h_limited = jh > jm;
-  const int s_lo = std::max(min_shift, 2);
-  if (top < s_lo) return h_limited ? fast_answer{} : none;
-  const int drop = 62 - top;
-  std::int64_t m = lo == 0 ? 0 : static_cast<std::int64_t>(((lo - 1) >> drop) + 1);
-  std::int64_t h = hi == unbounded ? std::numeric_limits<std::int64_t>::max()
-                                   : static_cast<std::int64_t>(hi >> drop);
-  const std::int64_t ozp = k.output_zp;
-  if (const auto f = first_feasible(m, h, top, s_lo, cap)) {
-    if (reproduces_single(vlo, y, a, b, f->multiplier, f->shift, ozp, out))
-      return {fast_outcome::found, *f};
-  } else if (m <= h) {
-    return none;  // feasible at the top only beyond the cap: so nowhere
-  }
-  if (m > h) return h_limited ? fast_answer{} : none;
-  // The pass over the unclamped codes at the top shift: a block whose codes all accept m and h
-  // (m: R >= t for v > 0, R <= t for v < 0; h the other way) costs no division; a block where
-  // one does not is redone code by code, moving m up or h down to that code's exact bound.
-  const std::int64_t half = std::int64_t{1} << (top - 1);
-  const std::uint64_t shift_y = (std::uint64_t{1} << (63 - top)) - static_cast<std::uint64_t>(ozp);
-  bool wild = false;  // a code beyond the ends' values: the map is not non-decreasing
-  const std::int64_t tlimit = top >= 60 ? 1 : std::int64_t{1} << (60 - top);
-  const auto exact = [&](std::size_t from, std::size_t to) {  // false: empty
-    for (std::size_t i = from; i < to; ++i) {
-      const std::int64_t v = vlo + static_cast<std::int64_t>(i);
-      // |t| < 2^(60-top), so the bounds below fit int64 (unsigned: y may be any int64 here).
-      if (static_cast<std::uint64_t>(y[i]) - static_cast<std::uint64_t>(ozp) +
-              static_cast<std::uint64_t>(tlimit) >=
-          2 * static_cast<std::uint64_t>(tlimit)) {
-        wild = true;
-        return false;
-      }
-      const std::int64_t t = y[i] - ozp;
-      const std::int64_t lo_t = (2 * t - 1) * half;      // v m >= lo_t
-      const std::int64_t hi_t = (2 * t + 1) * half - 1;  // v m <= hi_t
-      if (v > 0) {
-        if (v * m < lo_t) m = ceil_div(lo_t, v);
-        if (v * h > hi_t) h = floor_div(hi_t, v);
-      } else {
-        if (v * m > hi_t) m = ceil_div(hi_t, v);
-        if (v * h < lo_t) h = floor_div(lo_t, v);
-      }
-      if (m > h) return false;
-    }
-    return true;
-  };
-  // 16 codes of one sign of v from i: checked without a division, redone exactly if one rejects.
-  const auto one = [&](std::size_t i, auto negative) {
-    const std::int64_t v = vlo + static_cast<std::int64_t>(i);
-    const std::uint64_t sign = bounds_block<decltype(negative)::value>(
-        y.data() + i, biased_start(v, m, top), biased_start(v, h, top),
-        static_cast<std::uint64_t>(m), static_cast<std::uint64_t>(h), top, shift_y);
-    return (sign >> 63) == 0 || exact(i, i + block);
-  };
-  // One sign of v at a time: [from, to) with v < 0 (negative) or v > 0, from the outside in
-  // (the widest |v| bound most tightly, so later blocks rarely move m or h).
-  const auto sweep = [&](std::size_t from, std::size_t to, auto negative) {
-    const std::size_t full = (to - from) / block * block;
-    if constexpr (decltype(negative)::value) {
-      for (std::size_t i = from; i < from + full; i += block)
-        if (!one(i, negative)) return false;
-      return exact(from + full, to);
-    } else {
-      for (std::size_t i = to; i > to - full; i -= block)
-        if (!one(i - block, negative)) return false;
-      return exact(from, to - full);
-    }
-  };
-  // The outermost 16 codes of one sign (all of them when fewer).
-  const auto outer = [&](std::size_t from, std::size_t to, auto negative) {
-    if (to - from < block) return exact(from, to);
-    return one(decltype(negative)::value ? from : to - block, negative);
-  };
-  const auto t_fits = [&](std::int64_t yv) {  // |y - ozp| < tlimit, for any int64 y
-    return static_cast<std::uint64_t>(yv) - static_cast<std::uint64_t>(ozp) +
-               static_cast<std::uint64_t>(tlimit) <
-           2 * static_cast<std::uint64_t>(tlimit);
-  };
-  if (a < b) {
-    // |t| is bounded by the two ends; (2t + 1) 2^(top-1) must fit int64 for the exact bounds.
-    if (!t_fits(y[a]) || !t_fits(y[b - 1])) return {};
-    const std::size_t zero = static_cast<std::size_t>(std::clamp<std::int64_t>(
-        -vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));  // first v >= 0
-    const std::size_t pos =
-        zero < b && vlo + static_cast<std::int64_t>(zero) == 0 ? zero + 1 : zero;
-    // The outermost codes bind most often: their bounds first, and the candidate they give is
-    // the answer whenever it reproduces the map (as for the edges above).
-    if (!outer(a, zero, std::true_type{}) || !outer(pos, b, std::false_type{}))
-      return h_limited || wild ? fast_answer{} : none;
-    if (const auto f = first_feasible(m, h, top, s_lo, cap);
-        f && reproduces_single(vlo, y, a, b, f->multiplier, f->shift, ozp, out))
-      return {fast_outcome::found, *f};
-    if (!sweep(a, zero, std::true_type{}) || !sweep(pos, b, std::false_type{}))
-      return h_limited || wild ? fast_answer{} : none;
-  }
-  const auto f = first_feasible(m, h, top, s_lo, cap);
-  if (!f) return none;  // M <= H at the top, so every shift that works needs M > cap
-  if (!reproduces_single(vlo, y, a, b, f->multiplier, f->shift, ozp, out)) return {};
+  const auto f = first_feasible(lo, hi, std::max(min_shift, 2), cap);
+  if (!f) return none;
+  if (!reproduces_single(y, {vlo, a, b, f->multiplier, f->shift, ozp, out}, isa)) return {};
   return {fast_outcome::found, *f};
 }
 }  // namespace synth
@@ -605,18 +837,26 @@ struct fast_answer {
     return {0, 32768};  // only 0 and 32768
   return {0, 0};
 }
-}  // namespace detail
 
-// The RESCALE within `space` that gives y[i] for input d.lo + i, with the smallest shift and the
-// smallest multiplier at that shift; nullopt when none exists. The result has been evaluated on
-// every input with checked::rescale_value before it is returned.
-[[nodiscard]] constexpr std::optional<rescale_certificate> synthesize_rescale(
-    domain d, std::span<const std::int64_t> y, const rescale_space& space) {
-  if (y.size() != d.size() || y.empty() || !detail::domain_in_type(d, space)) return std::nullopt;
+// The vector kernels of this CPU at run time, the scalar loops in constant evaluation.
+[[nodiscard]] constexpr vector_isa runtime_isa() noexcept {
+  if (std::is_constant_evaluated()) return vector_isa::scalar;
+  return cpu_vector_isa();
+}
+
+// synthesize_rescale with what the caller knows of the map's shape and the kernels to use (tests
+// compare the ISAs; the answer never depends on either).
+[[nodiscard]] constexpr std::optional<rescale_certificate> synthesize(
+    domain d, std::span<const std::int64_t> y, const rescale_space& space, synth::map_shape shape,
+    vector_isa isa) {
+  if (y.size() != d.size() || y.empty() || !domain_in_type(d, space)) return std::nullopt;
   // A RESCALE is non-decreasing (multiplier >= 0, clamp): anything else is refused. Checked once,
   // before the first refusal or interval search is trusted (a certificate the fast path found was
-  // evaluated on every code, so the map is non-decreasing then).
-  int monotone = 0;  // 0 unknown, 1 yes, -1 no
+  // evaluated on every code, so the map is non-decreasing then). A known line is non-decreasing
+  // exactly when it rises.
+  int monotone = shape == synth::map_shape::rising_line    ? 1
+                 : shape == synth::map_shape::falling_line ? -1
+                                                           : 0;  // 0 unknown, 1 yes, -1 no
   const auto non_decreasing = [&] {
     if (monotone == 0) {
       monotone = 1;
@@ -633,39 +873,41 @@ struct fast_answer {
                                                  : space.input_zero_points;
   std::optional<rescale_certificate> best;
   for (const std::int64_t izp : izps) {
-    const int_range ozp_range = detail::output_zero_points(space);
+    const int_range ozp_range = output_zero_points(space);
     // With the input zero point inside the domain, R(0) = 0 pins the output zero point there.
     std::int64_t ozp_lo = ozp_range.lo, ozp_hi = ozp_range.hi;
-    if (d.contains(izp)) {
-      const std::int64_t y0 = y[detail::offset_in(d, izp)];
-      if (y0 > out.lo && y0 < out.hi) ozp_lo = ozp_hi = y0;
-    }
+    const bool has_zero = d.contains(izp);
+    const std::int64_t y0 = has_zero ? y[offset_in(d, izp)] : 0;
+    if (has_zero && y0 > out.lo && y0 < out.hi) ozp_lo = ozp_hi = y0;
     for (std::int64_t ozp = ozp_lo; ozp <= ozp_hi; ++ozp) {
       if (ozp_range.hi == 32768 && ozp != 0 && ozp != 32768) continue;
+      // R(0) = 0 with either rounding: y(izp) must be ozp, or clamped on ozp's side of it
+      // (multipliers() is empty at every shift otherwise).
+      if (has_zero && ((y0 != out.lo && y0 > ozp) || (y0 != out.hi && y0 < ozp))) continue;
       for (bool dr : {false, true}) {
         if (dr && !(space.allow_double_round && space.scale32)) continue;
         // DOUBLE_ROUND differs only from shift 32: it cannot beat a smaller shift already found.
         if (dr && best && best->scale.shift < 32) continue;
-        const detail::candidate k{izp, ozp, dr};
-        const rescale_attributes attrs = detail::attributes_of(space, k);
+        const candidate k{izp, ozp, dr};
+        const rescale_attributes attrs = attributes_of(space, k);
         if (!validate(attrs)) continue;
         std::optional<scale_factor> s;
         const auto fast =
-            dr ? detail::synth::fast_answer{}
-               : detail::synth::smallest_single(d, y, k, out, cap,
-                                                detail::smallest_legal_shift(d, izp, cap > 32767));
-        if (fast.outcome == detail::synth::fast_outcome::found) {
+            dr ? synth::fast_answer{}
+               : synth::smallest_single(d, y, k, out, cap,
+                                        smallest_legal_shift(d, izp, cap > 32767), shape, isa);
+        if (fast.outcome == synth::fast_outcome::found) {
           s = fast.scale;  // already evaluated on every code (reproduces_single)
           monotone = 1;
         } else if (!non_decreasing()) {
           return std::nullopt;
-        } else if (fast.outcome == detail::synth::fast_outcome::none) {
+        } else if (fast.outcome == synth::fast_outcome::none) {
           continue;
         } else {
-          s = detail::smallest(d, y, k, out, cap);
+          s = smallest(d, y, k, out, cap);
           if (!s) continue;
           // the certificate is re-checked, never trusted
-          if (!detail::reproduces(d, y, rescale_certificate{attrs, *s})) continue;
+          if (!reproduces(d, y, rescale_certificate{attrs, *s})) continue;
         }
         const rescale_certificate c{attrs, *s};
         if (!best || s->shift < best->scale.shift ||
@@ -675,6 +917,15 @@ struct fast_answer {
     }
   }
   return best;
+}
+}  // namespace detail
+
+// The RESCALE within `space` that gives y[i] for input d.lo + i, with the smallest shift and the
+// smallest multiplier at that shift; nullopt when none exists. The result has been evaluated on
+// every input before it is returned.
+[[nodiscard]] constexpr std::optional<rescale_certificate> synthesize_rescale(
+    domain d, std::span<const std::int64_t> y, const rescale_space& space) {
+  return detail::synthesize(d, y, space, detail::synth::map_shape::unknown, detail::runtime_isa());
 }
 
 // For one candidate (zero points and rounding), the multipliers that work at every shift 2..62
