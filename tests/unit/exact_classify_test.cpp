@@ -742,3 +742,70 @@ TEST_CASE("exact classify: DyT gamma/beta per channel (tosa-semantics 5.3)",
     CHECK(kinds[static_cast<std::size_t>(map_kind::none)] > 0);
   }
 }
+
+TEST_CASE("exact classify: every vector kernel gives the same classification",
+          "[exact][classify]") {
+  // classify_with forced to each ISA this CPU runs (scalar loops, two-lane baseline, AVX2,
+  // AVX-512), on lines with one code moved (the miss anywhere, the vector blocks' tails
+  // included), RESCALE maps (the synthesis then starts from classification's constant run) and
+  // clamped lines: the same kind, line, witnesses and certificate; and the certificate equals
+  // synthesize_rescale's on its own (which knows nothing of the classification).
+  using qfold::detail::vector_isa;
+  std::vector<vector_isa> isas{vector_isa::scalar, vector_isa::baseline};
+#if defined(QFOLD_DETAIL_X86_TARGETS)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) isas.push_back(vector_isa::avx2);
+  if (__builtin_cpu_supports("avx512f")) isas.push_back(vector_isa::avx512);
+#endif
+  const auto same_witness = [](const std::optional<qfold::witness>& a,
+                               const std::optional<qfold::witness>& b) {
+    return a.has_value() == b.has_value() &&
+           (!a || (a->input == b->input && a->expected == b->expected && a->actual == b->actual));
+  };
+  std::mt19937_64 gen(153);
+  const auto check = [&](domain d, const std::vector<i64>& y, const qfold::rescale_space& space) {
+    const auto want = qfold::detail::classify_with(d, y, &space, vector_isa::scalar);
+    const auto alone = qfold::synthesize_rescale(d, y, space);
+    REQUIRE(want.rescale.has_value() == alone.has_value());
+    if (alone) CHECK(*want.rescale == *alone);
+    for (const auto isa : isas) {
+      const auto c = qfold::detail::classify_with(d, y, &space, isa);
+      INFO("isa " << static_cast<int>(isa));
+      CHECK(c.kind == want.kind);
+      CHECK(c.affine == want.affine);
+      CHECK(same_witness(c.affine_miss, want.affine_miss));
+      CHECK(same_witness(c.saturated_miss, want.saturated_miss));
+      CHECK(same_witness(c.rescale_miss, want.rescale_miss));
+      REQUIRE(c.rescale.has_value() == want.rescale.has_value());
+      if (c.rescale) CHECK(*c.rescale == *want.rescale);
+    }
+  };
+  for (int round = 0; round < scaled(1200); ++round) {
+    const domain d = round % 100 == 0 ? qfold::int16_domain
+                     : round % 3 == 0 ? domain{pick(gen, -128, 0), pick(gen, 1, 127)}
+                                      : qfold::int8_domain;
+    const i64 a = pick(gen, -2, 4), b = pick(gen, 0, 1) == 0 ? 0 : pick(gen, -100, 100);
+    auto y = qfold::tabulate(d, [&](i64 x) { return a * x + b; });
+    if (pick(gen, 0, 2) != 0)
+      y[static_cast<std::size_t>(pick(gen, 0, static_cast<i64>(y.size()) - 1))] +=
+          pick(gen, 0, 1) * 2 - 1;
+    check(d, y,
+          {.input_type = d.size() > 256 ? int_type::i16 : int_type::i8,
+           .output_type = int_type::i32});
+    const auto c = qfold::tabulate(d, [&](i64 x) { return std::clamp<i64>(a * x + b, -128, 127); });
+    check(d, c, {.input_type = d.size() > 256 ? int_type::i16 : int_type::i8});
+    auto r = make_random_rescale(gen, round % 100 == 0);
+    if (!r) continue;
+    const std::array<i64, 1> iz{r->attrs.input_zp};
+    const auto space = space_of(r->attrs, iz, r->attrs.scale32);
+    check(r->d, r->y, space);
+    // The first unclamped code moved by one: classification's constant run then ends early.
+    const qfold::int_range out = r->attrs.output_range();
+    const auto at = static_cast<std::size_t>(
+        std::lower_bound(r->y.begin(), r->y.end(), out.lo + 1) - r->y.begin());
+    if (at < r->y.size() && at > 0) {
+      r->y[at - 1] += 1;
+      check(r->d, r->y, space);
+    }
+  }
+}

@@ -769,7 +769,7 @@ TEST_CASE("exact synthesize: the same certificates with every vector kernel and 
                         synth::map_shape shape) {
     const auto o = old_synth::synthesize_rescale(d, y, space);
     for (const auto isa : isas) {
-      const auto n = synthesize(d, y, space, shape, isa);
+      const auto n = synthesize(d, y, space, {shape, 0}, isa);
       INFO("isa " << static_cast<int>(isa) << " shape " << static_cast<int>(shape) << " domain "
                   << d.lo << ".." << d.hi);
       REQUIRE(n.has_value() == o.has_value());
@@ -806,6 +806,16 @@ TEST_CASE("exact synthesize: the same certificates with every vector kernel and 
       y[at] = nv;
       same(r->d, y, space, synth::map_shape::unknown);
     }
+    // Values outside the output type next to the clamp edges (where the vector scans put the
+    // ends of the unclamped run): never reproduced by a clamped RESCALE.
+    for (const bool low : {true, false}) {
+      auto y = r->y;
+      const auto at = static_cast<std::size_t>(
+          std::lower_bound(y.begin(), y.end(), low ? out.lo + 1 : out.hi) - y.begin());
+      if (low && at < y.size()) y[at] = out.lo - 1;
+      if (!low && at > 0) y[at - 1] = out.hi + 1;
+      same(r->d, y, space, synth::map_shape::unknown);
+    }
   }
   // Lines a x + b, a >= 0 (rising) or < 0 (falling), with the hint and without.
   for (int round = 0; round < scaled(400); ++round) {
@@ -824,4 +834,25 @@ TEST_CASE("exact synthesize: the same certificates with every vector kernel and 
   }
   CHECK(compared > scaled(2000));
   CHECK(found > scaled(1000));
+}
+
+TEST_CASE("exact synthesize: the smallest legal shift from bit widths equals the loop",
+          "[exact][synthesize]") {
+  // smallest_legal_shift now takes bit widths; the loop of the interval method (old_synth) is the
+  // definition. Every domain edge of int8, uint8, int16 and int32 against every kind of zero point.
+  std::mt19937_64 gen(154);
+  const std::vector<i64> ends{-2147483648, -65536, -32769, -32768, -129,      -128, -2,
+                              -1,          0,      1,      2,      127,       128,  255,
+                              256,         32767,  32768,  65535,  2147483647};
+  for (const i64 lo : ends)
+    for (const i64 hi : ends) {
+      if (lo > hi) continue;
+      for (int k = 0; k < 20; ++k) {
+        const i64 zp =
+            k < 10 ? ends[static_cast<std::size_t>(pick(gen, 0, 18))] : pick(gen, -70000, 70000);
+        for (const bool s32 : {false, true})
+          CHECK(qfold::detail::smallest_legal_shift({lo, hi}, zp, s32) ==
+                old_synth::detail::smallest_legal_shift({lo, hi}, zp, s32));
+      }
+    }
 }

@@ -201,11 +201,15 @@ namespace detail {
                              : (line == affine_map{1, 0} ? map_kind::identity : map_kind::affine);
   }
   if (space != nullptr) {
-    // A map found to be one line tells synthesis where its bounds are (the ends of each run).
-    const synth::map_shape shape = c.affine_miss     ? synth::map_shape::unknown
-                                   : line.slope >= 0 ? synth::map_shape::rising_line
-                                                     : synth::map_shape::falling_line;
-    c.rescale = synthesize(d, y, *space, shape, isa);
+    // A map found to be one line tells synthesis where its bounds are (the ends of each run);
+    // one that starts with a constant run, where that run ends (its first miss).
+    synth::map_facts facts;
+    if (!c.affine_miss)
+      facts.shape =
+          line.slope >= 0 ? synth::map_shape::rising_line : synth::map_shape::falling_line;
+    else if (line.slope == 0 && line.offset == y[0])
+      facts.run = offset_in(d, c.affine_miss->input);
+    c.rescale = synthesize(d, y, *space, facts, isa);
     if (!c.rescale && known_types(*space)) {  // other types: no candidate at all
       if (const auto naive = endpoint_rescale(d, y, *space))
         c.rescale_miss = first_miss(d, y, [&](std::int64_t x) -> wide_int {

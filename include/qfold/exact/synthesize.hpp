@@ -135,13 +135,14 @@ struct candidate {
 // (apply_scale_16 has no such requirement).
 [[nodiscard]] constexpr int smallest_legal_shift(domain d, std::int64_t input_zp,
                                                  bool scale32) noexcept {
-  int s = 2;
-  if (scale32) {
-    const std::int64_t vlo = d.lo - input_zp, vhi = d.hi - input_zp;
-    while (s < 62 && (vlo < -(std::int64_t{1} << (s - 1)) || vhi >= (std::int64_t{1} << (s - 1))))
-      ++s;
-  }
-  return s;
+  if (!scale32) return 2;
+  // The smallest s with -2^(s-1) <= vlo and vhi < 2^(s-1): s - 1 >= bit_width(vhi) and
+  // s - 1 >= bit_width(-vlo - 1); at least 2, at most 62.
+  const std::int64_t vlo = d.lo - input_zp, vhi = d.hi - input_zp;
+  const int up = vhi > 0 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(vhi))) : 0;
+  const int down =
+      vlo < 0 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(-(vlo + 1)))) : 0;
+  return std::clamp(1 + std::max(up, down), 2, 62);
 }
 
 // Element types qfold knows (an enum holds any byte: other values must not reach range_of).
@@ -464,6 +465,31 @@ template <class U>
   return i + off_line_scalar(y + i, n - i, base + i * step, step);
 }
 
+// How many codes at the end of y[0..n) equal value.
+[[nodiscard]] constexpr std::size_t trailing_scalar(const std::int64_t* y, std::size_t n,
+                                                    std::int64_t value) noexcept {
+  std::size_t k = 0;
+  while (k < n && y[n - 1 - k] == value) ++k;
+  return k;
+}
+template <class U>
+[[gnu::always_inline]] inline std::size_t trailing_v(const std::int64_t* y, std::size_t n,
+                                                     std::int64_t value) noexcept {
+  constexpr std::size_t w = lanes_of<U>, group = 4 * w;
+  U vv = {};
+  splat(vv, static_cast<std::uint64_t>(value));
+  std::size_t i = n;
+  for (; i >= group; i -= group) {
+    U y0, y1, y2, y3;
+    load(y0, y + i - group);
+    load(y1, y + i - group + w);
+    load(y2, y + i - group + 2 * w);
+    load(y3, y + i - group + 3 * w);
+    if (or_lanes((y0 ^ vv) | (y1 ^ vv) | (y2 ^ vv) | (y3 ^ vv)) != 0) break;
+  }
+  return (n - i) + trailing_scalar(y, i, value);
+}
+
 template <scan K, class U>
 [[gnu::always_inline]] inline std::uint64_t scan_v(const std::int64_t* y, std::size_t count,
                                                    std::uint64_t acc, std::uint64_t um, int s,
@@ -629,6 +655,10 @@ template <bool Negative, class U, class F>
 }
 
 // One function per ISA and kernel.
+inline std::size_t trailing_baseline(const std::int64_t* y, std::size_t n,
+                                     std::int64_t value) noexcept {
+  return trailing_v<u64x2>(y, n, value);
+}
 inline std::size_t off_line_baseline(const std::int64_t* y, std::size_t n, std::uint64_t base,
                                      std::uint64_t step) noexcept {
   return off_line_v<u64x2>(y, n, base, step);
@@ -644,6 +674,10 @@ inline void fractions_baseline(const std::int64_t* y, std::size_t n, std::int64_
     fractions_v<false, u64x2, f64x2>(y, n, u0, ozp, f);
 }
 #if defined(QFOLD_DETAIL_X86_TARGETS)
+[[gnu::target("avx2")]] inline std::size_t trailing_avx2(const std::int64_t* y, std::size_t n,
+                                                         std::int64_t value) noexcept {
+  return trailing_v<u64x4>(y, n, value);
+}
 [[gnu::target("avx2")]] inline std::size_t off_line_avx2(const std::int64_t* y, std::size_t n,
                                                          std::uint64_t base,
                                                          std::uint64_t step) noexcept {
@@ -660,6 +694,10 @@ inline void fractions_baseline(const std::int64_t* y, std::size_t n, std::int64_
     fractions_v<true, u64x4, f64x4>(y, n, u0, ozp, f);
   else
     fractions_v<false, u64x4, f64x4>(y, n, u0, ozp, f);
+}
+[[gnu::target("avx512f")]] inline std::size_t trailing_avx512(const std::int64_t* y, std::size_t n,
+                                                              std::int64_t value) noexcept {
+  return trailing_v<u64x8>(y, n, value);
 }
 [[gnu::target("avx512f")]] inline std::size_t off_line_avx512(const std::int64_t* y, std::size_t n,
                                                               std::uint64_t base,
@@ -692,8 +730,21 @@ inline void fractions_baseline(const std::int64_t* y, std::size_t n, std::int64_
 #endif
   return off_line_baseline(y, n, base, step);
 }
+[[nodiscard]] constexpr std::size_t trailing(const std::int64_t* y, std::size_t n,
+                                             std::int64_t value, vector_isa isa) noexcept {
+  if (std::is_constant_evaluated() || isa == vector_isa::scalar)
+    return trailing_scalar(y, n, value);
+#if defined(QFOLD_DETAIL_X86_TARGETS)
+  if (isa == vector_isa::avx512) return trailing_avx512(y, n, value);
+  if (isa == vector_isa::avx2) return trailing_avx2(y, n, value);
+#endif
+  return trailing_baseline(y, n, value);
+}
 [[nodiscard]] constexpr bool reproduces_single(std::span<const std::int64_t> y,
                                                const verify_args& g, vector_isa isa) noexcept {
+  // [a, b) is compared without the clamp: R is non-decreasing in v (m >= 0), so equality there
+  // makes y non-decreasing on [a, b), and the clamp changes nothing when its ends are inside.
+  if (g.a < g.b && (y[g.a] <= g.out.lo || y[g.b - 1] >= g.out.hi)) return false;
   if (std::is_constant_evaluated() || isa == vector_isa::scalar) return reproduces_scalar(y, g);
 #if defined(QFOLD_DETAIL_X86_TARGETS)
   if (isa == vector_isa::avx512) return reproduces_avx512(y, g);
@@ -753,8 +804,13 @@ struct fast_answer {
 }
 
 // What the caller knows of the map: nothing, or that it is exactly one integer line over the
-// domain (checked on every code), rising (slope >= 0) or falling.
+// domain (checked on every code), rising (slope >= 0) or falling; and `run` > 0 when y[i] == y[0]
+// exactly for i < run and y[run] != y[0] (or run == size).
 enum class map_shape : std::uint8_t { unknown, rising_line, falling_line };
+struct map_facts {
+  map_shape shape = map_shape::unknown;
+  std::size_t run = 0;
+};
 
 // The exact smallest (shift, multiplier) for one single-rounding candidate, without a division
 // per code: the bounds at shift 62 from the largest lower and smallest upper fraction of each
@@ -766,15 +822,21 @@ enum class map_shape : std::uint8_t { unknown, rising_line, falling_line };
 [[nodiscard]] constexpr fast_answer smallest_single(domain d, std::span<const std::int64_t> y,
                                                     const candidate& k, int_range out,
                                                     std::int64_t cap, int min_shift,
-                                                    map_shape shape, vector_isa isa) {
+                                                    const map_facts& facts, vector_isa isa) {
   fast_answer none{fast_outcome::none, {}};
   const std::int64_t vlo = d.lo - k.input_zp, vhi = d.hi - k.input_zp;
   if (vlo < -fast_max_v || vhi > fast_max_v) return {};
   if (y.front() < out.lo || y.back() > out.hi) return none;
   const std::int64_t ozp = k.output_zp;
   const std::size_t n = y.size();
-  const std::size_t a = lower_index(y, out.lo + 1);  // [a, b): strictly inside the output range
-  const std::size_t b = std::max(a, lower_index(y, out.hi));
+  // [a, b): strictly inside the output range (for a non-decreasing map: any other split is only
+  // verified, never trusted): the runs of out.lo at the start and out.hi at the end, each found
+  // by a vector scan that stops at its end (classification may have found the first already).
+  const std::size_t a =
+      facts.run > 0 && y.front() == out.lo
+          ? facts.run
+          : first_off_line(y.data(), n, static_cast<std::uint64_t>(out.lo), 0, isa);
+  const std::size_t b = std::max(a, n - trailing(y.data(), n, out.hi, isa));
   // [a, zero): v < 0; [pos, b): v > 0.
   const std::size_t zero = static_cast<std::size_t>(
       std::clamp<std::int64_t>(-vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));
@@ -806,7 +868,7 @@ enum class map_shape : std::uint8_t { unknown, rising_line, falling_line };
   if (b > a + 1) edge[edges++] = b - 1;
   if (b < n) edge[edges++] = b;
   if (vlo <= 0 && vhi >= 0) edge[edges++] = static_cast<std::size_t>(-vlo);
-  const bool line = shape == map_shape::rising_line;
+  const bool line = facts.shape == map_shape::rising_line;
   if (line) {  // the inner ends of both signs' runs
     if (zero > a) edge[edges++] = zero - 1;
     if (pos < b) edge[edges++] = pos;
@@ -847,16 +909,16 @@ enum class map_shape : std::uint8_t { unknown, rising_line, falling_line };
 // synthesize_rescale with what the caller knows of the map's shape and the kernels to use (tests
 // compare the ISAs; the answer never depends on either).
 [[nodiscard]] constexpr std::optional<rescale_certificate> synthesize(
-    domain d, std::span<const std::int64_t> y, const rescale_space& space, synth::map_shape shape,
-    vector_isa isa) {
+    domain d, std::span<const std::int64_t> y, const rescale_space& space,
+    const synth::map_facts& facts, vector_isa isa) {
   if (y.size() != d.size() || y.empty() || !domain_in_type(d, space)) return std::nullopt;
   // A RESCALE is non-decreasing (multiplier >= 0, clamp): anything else is refused. Checked once,
   // before the first refusal or interval search is trusted (a certificate the fast path found was
   // evaluated on every code, so the map is non-decreasing then). A known line is non-decreasing
   // exactly when it rises.
-  int monotone = shape == synth::map_shape::rising_line    ? 1
-                 : shape == synth::map_shape::falling_line ? -1
-                                                           : 0;  // 0 unknown, 1 yes, -1 no
+  int monotone = facts.shape == synth::map_shape::rising_line    ? 1
+                 : facts.shape == synth::map_shape::falling_line ? -1
+                                                                 : 0;  // 0 unknown, 1 yes, -1 no
   const auto non_decreasing = [&] {
     if (monotone == 0) {
       monotone = 1;
@@ -895,7 +957,7 @@ enum class map_shape : std::uint8_t { unknown, rising_line, falling_line };
         const auto fast =
             dr ? synth::fast_answer{}
                : synth::smallest_single(d, y, k, out, cap,
-                                        smallest_legal_shift(d, izp, cap > 32767), shape, isa);
+                                        smallest_legal_shift(d, izp, cap > 32767), facts, isa);
         if (fast.outcome == synth::fast_outcome::found) {
           s = fast.scale;  // already evaluated on every code (reproduces_single)
           monotone = 1;
@@ -925,7 +987,7 @@ enum class map_shape : std::uint8_t { unknown, rising_line, falling_line };
 // every input before it is returned.
 [[nodiscard]] constexpr std::optional<rescale_certificate> synthesize_rescale(
     domain d, std::span<const std::int64_t> y, const rescale_space& space) {
-  return detail::synthesize(d, y, space, detail::synth::map_shape::unknown, detail::runtime_isa());
+  return detail::synthesize(d, y, space, {}, detail::runtime_isa());
 }
 
 // For one candidate (zero points and rounding), the multipliers that work at every shift 2..62
