@@ -547,42 +547,45 @@ template <class U>
 // the run's ends for a non-decreasing map (the caller checks them), and for any other map the
 // answer is never trusted (a certificate is evaluated on every code; a refusal only after the
 // map is found non-decreasing), while unsigned and double lanes have no undefined behaviour.
-// The best fractions of w lanes into f: two lanes directly, wider vectors by merging their halves.
-template <class F>
-struct half_of {};
-#if defined(QFOLD_DETAIL_X86_TARGETS)
-template <>
-struct half_of<f64x8> {
-  using type = f64x4;
-};
-template <>
-struct half_of<f64x4> {
-  using type = f64x2;
-};
-#endif
-template <class F>
-[[gnu::always_inline]] inline void merge_lanes(const F& lp, const F& lq, const F& up, const F& uq,
-                                               fractions& f) noexcept {
+// out = v with lane k taken from lane k ^ H (H a power of two below the lane count).
+template <std::size_t H, class F>
+[[gnu::always_inline]] inline void swap_lanes(F& out, const F& v) noexcept {
   if constexpr (lanes_of<F> == 2) {
-    for (std::size_t k = 0; k < 2; ++k) {
-      if (lq[k] > 0) f.lower(static_cast<std::int64_t>(lp[k]), static_cast<std::int64_t>(lq[k]));
-      if (uq[k] > 0) f.upper(static_cast<std::int64_t>(up[k]), static_cast<std::int64_t>(uq[k]));
-    }
+    out = __builtin_shufflevector(v, v, 1, 0);
+  } else if constexpr (lanes_of<F> == 4) {
+    if constexpr (H == 2)
+      out = __builtin_shufflevector(v, v, 2, 3, 0, 1);
+    else
+      out = __builtin_shufflevector(v, v, 1, 0, 3, 2);
   } else {
-    using H = typename half_of<F>::type;
-    H lp0, lp1, lq0, lq1, up0, up1, uq0, uq1;
-    __builtin_memcpy(&lp0, &lp, sizeof(H));
-    __builtin_memcpy(&lp1, reinterpret_cast<const char*>(&lp) + sizeof(H), sizeof(H));
-    __builtin_memcpy(&lq0, &lq, sizeof(H));
-    __builtin_memcpy(&lq1, reinterpret_cast<const char*>(&lq) + sizeof(H), sizeof(H));
-    __builtin_memcpy(&up0, &up, sizeof(H));
-    __builtin_memcpy(&up1, reinterpret_cast<const char*>(&up) + sizeof(H), sizeof(H));
-    __builtin_memcpy(&uq0, &uq, sizeof(H));
-    __builtin_memcpy(&uq1, reinterpret_cast<const char*>(&uq) + sizeof(H), sizeof(H));
-    const auto ml = lp1 * lq0 > lp0 * lq1;
-    const auto mu = up1 * uq0 < up0 * uq1;
-    const H lp2 = ml ? lp1 : lp0, lq2 = ml ? lq1 : lq0, up2 = mu ? up1 : up0, uq2 = mu ? uq1 : uq0;
-    merge_lanes(lp2, lq2, up2, uq2, f);
+    if constexpr (H == 4)
+      out = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+    else if constexpr (H == 2)
+      out = __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
+    else
+      out = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+  }
+}
+// Each lane's best fractions merged with those of lane k ^ H, then with k ^ H/2, ..., 1: lane 0
+// ends with the best of all (a short dependency chain), which goes into f.
+template <std::size_t H, class F>
+[[gnu::always_inline]] inline void merge_lanes(F& lp, F& lq, F& up, F& uq, fractions& f) noexcept {
+  if constexpr (H == 0) {
+    if (lq[0] > 0) f.lower(static_cast<std::int64_t>(lp[0]), static_cast<std::int64_t>(lq[0]));
+    if (uq[0] > 0) f.upper(static_cast<std::int64_t>(up[0]), static_cast<std::int64_t>(uq[0]));
+  } else {
+    F lp1, lq1, up1, uq1;
+    swap_lanes<H>(lp1, lp);
+    swap_lanes<H>(lq1, lq);
+    swap_lanes<H>(up1, up);
+    swap_lanes<H>(uq1, uq);
+    const auto ml = lp1 * lq > lp * lq1;
+    const auto mu = up1 * uq < up * uq1;
+    lp = ml ? lp1 : lp;
+    lq = ml ? lq1 : lq;
+    up = mu ? up1 : up;
+    uq = mu ? uq1 : uq;
+    merge_lanes<H / 2>(lp, lq, up, uq, f);
   }
 }
 
@@ -643,14 +646,14 @@ template <bool Negative, class U, class F>
     one(j, uj, lp0, lq0, up0, uq0);
     one(j + w, uj1, lp1, lq1, up1, uq1);
   }
-  // Merge the two sets, then the lanes by halves (a short dependency chain), exactly in double.
+  // Merge the two sets, then the lanes, exactly in double.
   const auto ml = lp1 * lq0 > lp0 * lq1;
   lp0 = ml ? lp1 : lp0;
   lq0 = ml ? lq1 : lq0;
   const auto mu = up1 * uq0 < up0 * uq1;
   up0 = mu ? up1 : up0;
   uq0 = mu ? uq1 : uq0;
-  merge_lanes(lp0, lq0, up0, uq0, f);
+  merge_lanes<w / 2>(lp0, lq0, up0, uq0, f);
   out = f;
 }
 
