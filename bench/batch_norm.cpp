@@ -83,6 +83,39 @@ void memcpy_resnet50(benchmark::State& state) {
     }
   state.SetBytesProcessed(state.iterations() * weight_bytes(sites));
 }
+
+#if defined(QFOLD_DETAIL_STREAMING)
+// The fold's row loop with each streaming kernel this CPU has (arg: index in
+// available_streaming_kernels(), widest first), and with the plain row (arg -1): what the fold
+// reaches on a CPU with only AVX2, or only x86-64's SSE, measured on this one.
+void rows_resnet50(benchmark::State& state) {
+  auto sites = resnet50();
+  const auto all = qfold::detail::available_streaming_kernels();
+  const auto k = state.range(0);
+  if (k >= static_cast<std::int64_t>(all.size)) {
+    state.SkipWithError("this CPU has no such kernel");
+    return;
+  }
+  for (auto _ : state)
+    for (auto& s : sites) {
+      const std::size_t c = s.mean.size(), block = s.weights.size() / c;
+      bool finite = true;
+      for (std::size_t o = 0; o < c; ++o) {
+        const float* in = s.weights.data() + o * block;
+        float* out = s.out_weights.data() + o * block;
+        finite = (k < 0 ? qfold::detail::scale_row(in, out, block, s.gamma[o])
+                        : all.kernels[static_cast<std::size_t>(k)](in, out, block, s.gamma[o])) &&
+                 finite;
+      }
+      qfold::detail::end_streaming();
+      benchmark::DoNotOptimize(finite);
+      benchmark::ClobberMemory();
+    }
+  state.SetLabel(k < 0 ? "plain scale_row" : all.names[static_cast<std::size_t>(k)]);
+  state.SetBytesProcessed(state.iterations() * weight_bytes(sites));
+}
+BENCHMARK(rows_resnet50)->DenseRange(-1, 2)->Unit(benchmark::kMillisecond);
+#endif
 }  // namespace
 
 BENCHMARK(memcpy_resnet50)->Unit(benchmark::kMillisecond);

@@ -72,9 +72,11 @@ inline std::optional<std::size_t> bytes(std::size_t count, std::size_t element) 
 }  // namespace checked
 
 // Bytes kept for the life of the process outside the heap: a memory file (memfd) filled with
-// write(), read through one shared read-only mapping. The kernel fills the file's pages with the
-// bytes themselves, where fresh heap memory would first be zeroed page by page and then copied
-// into; for hundreds of megabytes of tensors that zeroing was the largest cost of qfold-onnx.
+// write(), read through one shared mapping. The kernel fills the file's pages with the bytes
+// themselves, where fresh heap memory would first be zeroed page by page and then copied into;
+// for hundreds of megabytes of tensors that zeroing was the largest cost of qfold-onnx. A pass
+// that can write its results in place gets room in the mapping instead (lend()), which keep()
+// then keeps without copying.
 // Every copy is 64-byte aligned. keep() returns a view with data() null when the spill cannot
 // be had (not Linux, no memfd, out of space): the caller then stores the bytes itself.
 class raw_spill {
@@ -89,30 +91,16 @@ class raw_spill {
 #endif
   }
   // A copy of `bytes`: in the space of a released copy when one fits (its pages exist: no fresh
-  // memory), else at the end.
+  // memory), else at the end. Bytes that are the room lend() gave last are kept where they are.
   std::string_view keep(std::string_view bytes) noexcept {
 #if defined(__linux__)
-    std::uint64_t at = 0;
-    bool reused = false;
-    if (fd_ >= 0) {
-      std::size_t best = free_.size();
-      for (std::size_t i = 0; i < free_.size(); ++i)
-        if (free_[i].second >= bytes.size() &&
-            (best == free_.size() || free_[i].second < free_[best].second))
-          best = i;
-      if (best != free_.size()) {
-        at = free_[best].first;
-        const std::uint64_t end = at + free_[best].second;
-        const std::uint64_t rest = (at + bytes.size() + 63) / 64 * 64;
-        if (rest + raw_min_piece <= end) {
-          free_[best] = {rest, end - rest};
-        } else {
-          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
-        }
-        reused = true;
-      }
+    if (bytes.size() != 0 && lent_size_ == bytes.size() && bytes.data() == base_ + lent_at_) {
+      lent_size_ = 0;
+      claim(lent_at_, bytes.size());
+      return {base_ + lent_at_, bytes.size()};
     }
-    if (!reused && !room(bytes.size(), at)) return {};
+    std::uint64_t at = 0;
+    if (!place(bytes.size(), at)) return {};
     for (std::size_t done = 0; done < bytes.size();) {
       const ssize_t w =
           ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(at + done));
@@ -120,10 +108,33 @@ class raw_spill {
       if (w <= 0) return {};
       done += static_cast<std::size_t>(w);
     }
-    if (!reused) size_ = at + bytes.size();
+    lent_size_ = 0;  // the room lent may overlap these bytes
+    claim(at, bytes.size());
     return {base_ + at, bytes.size()};
 #else
     (void)bytes;
+    return {};
+#endif
+  }
+  // Writable room for n bytes where keep() would put them, to be filled in place and then given
+  // to keep(), which keeps them there (no copy); empty when there is none. Only the last room
+  // lent can be kept so, and any other keep() or release() takes it back.
+  std::span<char> lend(std::size_t n) noexcept {
+#if defined(__linux__)
+    lent_size_ = 0;
+    std::uint64_t at = 0;
+    if (n == 0 || !place(n, at)) return {};
+    if (at + n > file_size_) {  // writing through the mapping past the file's end would fault
+      if (::ftruncate(fd_, static_cast<off_t>(at + n)) != 0) return {};
+      file_size_ = at + n;
+    }
+    // Maps the room's pages now, in one call, instead of one fault per page while it is filled.
+    (void)::madvise(base_ + at / 4096 * 4096, at + n - at / 4096 * 4096, populate_write);
+    lent_at_ = at;
+    lent_size_ = n;
+    return {base_ + at, n};
+#else
+    (void)n;
     return {};
 #endif
   }
@@ -143,6 +154,7 @@ class raw_spill {
   // that cannot be recorded is only lost).
   void release(std::string_view copy) noexcept {
 #if defined(__linux__)
+    lent_size_ = 0;
     if (base_ == nullptr || copy.data() < base_ || copy.data() >= base_ + size_ ||
         copy.size() < raw_min_piece)
       return;
@@ -173,6 +185,7 @@ class raw_spill {
   // from file to file (sendfile) when it can, else as keep(bytes).
   std::string_view keep(std::string_view bytes, int from, std::uint64_t offset) noexcept {
 #if defined(__linux__)
+    lent_size_ = 0;
     std::uint64_t at = 0;
     if (from >= 0 && room(bytes.size(), at) &&
         ::lseek(fd_, static_cast<off_t>(at), SEEK_SET) == static_cast<off_t>(at)) {
@@ -185,7 +198,7 @@ class raw_spill {
         done += static_cast<std::size_t>(w);
       }
       if (done == bytes.size()) {
-        size_ = at + bytes.size();
+        claim(at, bytes.size());
         return {base_ + at, bytes.size()};
       }
     }
@@ -199,6 +212,37 @@ class raw_spill {
  private:
 #if defined(__linux__)
   static constexpr std::size_t reserve = sizeof(void*) >= 8 ? std::size_t{1} << 34 : 0;
+  static constexpr int populate_write = 23;  // MADV_POPULATE_WRITE (Linux 5.14); older: ignored
+  // Where n bytes go: the smallest released space they fit in, else the end (nothing is claimed).
+  bool place(std::size_t n, std::uint64_t& at) noexcept {
+    if (fd_ >= 0) {
+      std::size_t best = free_.size();
+      for (std::size_t i = 0; i < free_.size(); ++i)
+        if (free_[i].second >= n && (best == free_.size() || free_[i].second < free_[best].second))
+          best = i;
+      if (best != free_.size()) {
+        at = free_[best].first;
+        return true;
+      }
+    }
+    return room(n, at);
+  }
+  // n bytes at `at`, where place() put them, are now in use.
+  void claim(std::uint64_t at, std::size_t n) noexcept {
+    for (std::size_t i = 0; i < free_.size(); ++i) {
+      if (free_[i].first != at) continue;
+      const std::uint64_t end = at + free_[i].second;
+      const std::uint64_t rest = (at + n + 63) / 64 * 64;
+      if (rest + raw_min_piece <= end) {
+        free_[i] = {rest, end - rest};
+      } else {
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      return;
+    }
+    size_ = std::max(size_, at + n);
+    file_size_ = std::max(file_size_, size_);
+  }
   bool room(std::size_t n, std::uint64_t& at) noexcept {
     if (reserve == 0 || failed_) return false;
     if (fd_ < 0) {
@@ -207,7 +251,7 @@ class raw_spill {
         failed_ = true;
         return false;
       }
-      void* p = ::mmap(nullptr, reserve, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd_, 0);
+      void* p = ::mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd_, 0);
       if (p == MAP_FAILED) {
         ::close(fd_);
         fd_ = -1;
@@ -221,7 +265,8 @@ class raw_spill {
   }
   int fd_ = -1;
   char* base_ = nullptr;
-  std::uint64_t size_ = 0;
+  std::uint64_t size_ = 0, file_size_ = 0;
+  std::uint64_t lent_at_ = 0, lent_size_ = 0;  // lend()'s room, while keep() can take it
   bool failed_ = false;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> free_;  // released (offset, length)
   static constexpr std::size_t raw_min_piece = 4096;
@@ -584,6 +629,20 @@ class graph {
   // Test hook: the k-th journalled step from now on throws std::bad_alloc (every mutation point
   // must then leave the model and the adapter exactly as they were). nullopt: off.
   void inject_failure_after(std::optional<std::size_t> steps) noexcept { inject_ = steps; }
+
+  // Room for the values of the next add_constant of `count` floats (qfold's optional point): in
+  // the spill when the tensor will be kept there, so that a pass folding into it is not followed
+  // by a copy of its results; else a buffer of the adapter's own (add_constant copies from it).
+  std::span<float> constant_storage(std::size_t count) {
+    const auto bytes = checked::bytes(count, sizeof(float));
+    if (!bytes) throw std::length_error("qfold_onnx: constant_storage: too many values");
+    if constexpr (std::endian::native == std::endian::little)
+      if (aliases_ != nullptr && *bytes >= raw_aliases::min_bytes)
+        if (const auto room = aliases_->spill.lend(*bytes); room.data() != nullptr)
+          return {reinterpret_cast<float*>(room.data()), count};
+    if (scratch_.size() < count) scratch_.assign(count, 0.0f);
+    return {scratch_.data(), count};
+  }
 
   node_id add_constant(std::span<const float> data, std::span<const std::int64_t> shape) {
     std::string why;
@@ -2113,6 +2172,7 @@ class graph {
   std::unordered_set<std::string> gone_;   // values that went away (their value_info goes)
   std::vector<std::pair<const onnx::NodeProto*, std::unique_ptr<onnx::NodeProto>>> pending_;
   static constexpr std::size_t pool_min_bytes = 64 * 1024;
+  std::vector<float> scratch_;  // constant_storage() without a spill
   std::vector<std::string> pool_;  // raw_data storage of erased initializers
   raw_aliases* aliases_ = nullptr;
   std::unordered_map<std::string, std::size_t> ranks_;

@@ -654,3 +654,32 @@ TEST_CASE("onnx transactions: add_constant into the spill changes nothing when i
   }
   CHECK(done);
 }
+
+TEST_CASE("onnx spill: lent room is kept where it is, and taken back by any other keep") {
+  qfold_onnx::raw_spill spill;
+  const std::string a(10000, 'a'), b(20000, 'b');
+  const auto first = spill.keep(a);
+  REQUIRE(first.data() != nullptr);  // Linux with memfd, as the tests run
+  CHECK(first == a);
+  // Room filled in place and kept: the same bytes, no copy (the same address).
+  auto room = spill.lend(b.size());
+  REQUIRE(room.size() == b.size());
+  std::memcpy(room.data(), b.data(), b.size());
+  const auto kept = spill.keep(std::string_view(room.data(), room.size()));
+  CHECK(kept.data() == room.data());
+  CHECK(kept == b);
+  CHECK(first == a);  // what was kept before is untouched
+  // Released space is lent again (its pages exist), and another keep takes the room back: the
+  // bytes given to keep() are then copied, and the room's space is not claimed twice.
+  spill.release(first);
+  room = spill.lend(a.size());
+  CHECK(room.data() == first.data());
+  const auto other = spill.keep(std::string_view(b).substr(0, 5000));
+  CHECK(other.data() == first.data());  // the released space, now this copy's
+  CHECK(other == b.substr(0, 5000));
+  const auto again = spill.keep(std::string(6000, 'c'));
+  CHECK(again.data() != other.data());
+  CHECK(again == std::string(6000, 'c'));
+  CHECK(other == b.substr(0, 5000));
+  CHECK(kept == b);
+}

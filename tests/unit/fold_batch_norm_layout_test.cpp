@@ -1,12 +1,14 @@
 // The OHWI (TFLite/TOSA) and HWIO layouts fold to the same numbers as OIHW, element for element
 // after the permutation: the golden torch cases cover OIHW and IOHW; these layouts are checked by
 // permuting a random OIHW case and its fold (the arithmetic per element is the same operation).
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <qfold/fold/batch_norm.hpp>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "catch_compat.hpp"
@@ -118,3 +120,45 @@ TEST_CASE("batch norm: a site above the streaming size folds to the same bits", 
   REQUIRE(r);
   CHECK(r->index == at);
 }
+
+#if defined(QFOLD_DETAIL_STREAMING)
+TEST_CASE("batch norm: every streaming kernel this CPU has gives the plain loop's bits", "[fold]") {
+  // The fold uses the widest kernel; the others run on other CPUs (AVX2 without AVX-512, plain
+  // x86-64 with SSE only), so each is checked here against w * s in float: rows of every length
+  // up to three vectors past 64 floats, the output at each alignment within a vector, and a
+  // non-finite product at each position of a row.
+  const auto all = qfold::detail::available_streaming_kernels();
+  REQUIRE(all.size >= 1);
+  CHECK(std::string_view(all.names[all.size - 1]) == "sse");
+  std::mt19937 gen(29);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<float> in(120), storage(140);
+  for (auto& x : in) x = dist(gen);
+  const float s = -1.7f;
+  for (std::size_t k = 0; k < all.size; ++k) {
+    INFO("kernel " << all.names[k]);
+    std::size_t differ = 0, wrong_flag = 0;
+    for (std::size_t n = 0; n <= 112; ++n)
+      for (std::size_t offset = 0; offset < 16; ++offset) {
+        std::fill(storage.begin(), storage.end(), 0.0f);
+        float* out = storage.data() + offset;
+        wrong_flag += !all.kernels[k](in.data(), out, n, s);
+        qfold::detail::end_streaming();
+        for (std::size_t i = 0; i < n; ++i)
+          differ += std::bit_cast<std::uint32_t>(out[i]) != std::bit_cast<std::uint32_t>(in[i] * s);
+        for (std::size_t i = n + offset; i < storage.size(); ++i) differ += storage[i] != 0.0f;
+        for (std::size_t i = 0; i < offset; ++i) differ += storage[i] != 0.0f;
+      }
+    CHECK(differ == 0);
+    CHECK(wrong_flag == 0);
+    std::size_t missed = 0;
+    for (std::size_t at = 0; at < 70; ++at) {
+      std::vector<float> big(in.begin(), in.begin() + 70);
+      big[at] = std::numeric_limits<float>::max();
+      missed += all.kernels[k](big.data(), storage.data() + at % 16, 70, s);
+    }
+    qfold::detail::end_streaming();
+    CHECK(missed == 0);
+  }
+}
+#endif

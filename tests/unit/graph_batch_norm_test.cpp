@@ -461,3 +461,59 @@ TEST_CASE("batch norm: constants left without users are dropped, bytes_removed i
   CHECK(s.g.live_count() == 4);
   CHECK(topological(s.g));
 }
+
+namespace {
+// An adapter that lends room for the folded weights (the optional point constant_storage), well
+// or badly: room of the wrong size, or overlapping the weights the fold reads, must not be used.
+struct lending_graph : tiny::graph {
+  enum class lend { good, short_by_one, over_weight, none } mode = lend::good;
+  std::vector<float> room;
+  id weight = tiny::graph::none;
+  std::vector<const float*> added;  // data() of each add_constant's values
+  std::span<float> constant_storage(std::size_t n) {
+    switch (mode) {
+      case lend::good:
+        room.assign(n, 0.0f);
+        return room;
+      case lend::short_by_one:
+        room.assign(n, 0.0f);
+        return {room.data(), n - 1};
+      case lend::over_weight:  // one float past the weights' start: hostile
+        return {const_cast<float*>(constant(weight)->data.data()) + 1, n};
+      case lend::none:
+        break;
+    }
+    return {};
+  }
+  node_id add_constant(std::span<const float> data, std::span<const std::int64_t> shape) {
+    added.push_back(data.data());
+    return tiny::graph::add_constant(data, shape);
+  }
+};
+}  // namespace
+
+TEST_CASE("batch norm: folds into the adapter's room when it lends good room, else its own",
+          "[graph][batch_norm]") {
+  using lend = lending_graph::lend;
+  for (const lend mode : {lend::good, lend::short_by_one, lend::over_weight, lend::none}) {
+    INFO("mode " << static_cast<int>(mode));
+    lending_graph g;
+    g.mode = mode;
+    const id x = g.input("x", {1, 4, 5, 5});
+    g.weight = random_constant(g, "w", {4, 4, 3, 3}, 1);
+    const id conv = g.conv2d("conv", x, g.weight, random_constant(g, "b", {4}, 2));
+    const id bn = random_bn(g, "bn", conv, 4, 10);
+    g.mark_output(bn);
+    const std::vector<float> in = tiny::random_floats(100, 5);
+    const std::vector<float> before = tiny::run(g, in);
+    const site_data site = capture(g, bn);
+    const auto r = qfold::fold_batch_norms(g);
+    REQUIRE(r.folded() == 1);
+    check_folded_constants(g, site);
+    REQUIRE(g.added.size() == 2);  // weights, then bias
+    // Only good room is filled in place and handed to add_constant; otherwise the pass's own
+    // buffer is.
+    CHECK((g.added[0] == g.room.data()) == (mode == lend::good));
+    CHECK(relative_difference(before, tiny::run(g, in)) < 1e-5);
+  }
+}

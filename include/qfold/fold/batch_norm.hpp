@@ -187,6 +187,10 @@ inline constexpr std::size_t streaming_bytes = std::size_t{1} << 20;
 #define QFOLD_DETAIL_STREAMING 1
 using f32x16 = float __attribute__((vector_size(64)));
 using f32x8 = float __attribute__((vector_size(32)));
+using f32x4 = float __attribute__((vector_size(16)));
+using i32x16 = std::int32_t __attribute__((vector_size(64)));
+using i32x8 = std::int32_t __attribute__((vector_size(32)));
+using i32x4 = std::int32_t __attribute__((vector_size(16)));
 
 // scale_into for float, each full vector of the output stored non-temporally (the same products:
 // only the stores differ). Inlined into the target functions below, which compile it for their
@@ -205,20 +209,28 @@ template <class V>
         static_cast<std::uint32_t>((std::bit_cast<std::uint32_t>(v) & exponent) == exponent);
   };
   for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % sizeof(V) != 0; ++i) one(i);
+  // Vector arithmetic (GCC's vector extensions, which clang has too): the non-finite flags gather
+  // in a vector, reduced once per row; reduced per vector they were a dependency chain that made
+  // the AVX2 kernel slower than SSE.
+  using I = std::conditional_t<lanes == 16, i32x16, std::conditional_t<lanes == 8, i32x8, i32x4>>;
+  I flags{};
   for (; i + lanes <= n; i += lanes) {
-    std::array<float, lanes> v{};
-    for (std::size_t k = 0; k < lanes; ++k) v[k] = in[i + k] * s;
-    for (std::size_t k = 0; k < lanes; ++k)
-      non_finite |=
-          static_cast<std::uint32_t>((std::bit_cast<std::uint32_t>(v[k]) & exponent) == exponent);
     V x;
-    __builtin_memcpy(&x, v.data(), sizeof(V));
+    __builtin_memcpy(&x, in + i, sizeof(V));
+    x *= s;
+    I b;
+    __builtin_memcpy(&b, &x, sizeof(V));
+    flags |= (b & static_cast<std::int32_t>(exponent)) == static_cast<std::int32_t>(exponent);
 #if defined(__clang__)
     __builtin_nontemporal_store(x, reinterpret_cast<V*>(out + i));
 #else
-    asm("vmovntps %1, %0" : "=m"(*reinterpret_cast<V*>(out + i)) : "v"(x));
+    if constexpr (lanes == 4)  // SSE, part of every x86-64 CPU
+      asm("movntps %1, %0" : "=m"(*reinterpret_cast<V*>(out + i)) : "x"(x));
+    else
+      asm("vmovntps %1, %0" : "=m"(*reinterpret_cast<V*>(out + i)) : "v"(x));
 #endif
   }
+  for (std::size_t k = 0; k < lanes; ++k) non_finite |= static_cast<std::uint32_t>(flags[k] != 0);
   for (; i < n; ++i) one(i);
   return non_finite == 0;  // the caller fences once the site's rows are done (end_streaming)
 }
@@ -230,14 +242,32 @@ template <class V>
                                                       float s) noexcept {
   return stream_scale<f32x8>(in, out, n, s);
 }
-// The streaming kernel this CPU can run (chosen once), or nullptr.
-inline auto streaming_kernel() noexcept {
-  using kernel = bool (*)(const float*, float*, std::size_t, float) noexcept;
-  static const kernel k = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return kernel{&stream_scale_avx512};
-    return __builtin_cpu_supports("avx2") ? kernel{&stream_scale_avx2} : kernel{nullptr};
-  }();
+inline bool stream_scale_sse(const float* in, float* out, std::size_t n, float s) noexcept {
+  return stream_scale<f32x4>(in, out, n, s);
+}
+using streaming_row = bool (*)(const float*, float*, std::size_t, float) noexcept;
+// Every streaming kernel this CPU can run, widest first (tests and benchmarks compare them); the
+// fold uses the first. SSE is part of x86-64 itself, so some kernel always runs.
+struct streaming_kernels {
+  std::array<streaming_row, 3> kernels{};
+  std::array<const char*, 3> names{};
+  std::size_t size = 0;
+};
+inline streaming_kernels available_streaming_kernels() noexcept {
+  streaming_kernels r;
+  const auto add = [&](streaming_row k, const char* name) {
+    r.kernels[r.size] = k;
+    r.names[r.size++] = name;
+  };
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) add(&stream_scale_avx512, "avx512f");
+  if (__builtin_cpu_supports("avx2")) add(&stream_scale_avx2, "avx2");
+  add(&stream_scale_sse, "sse");
+  return r;
+}
+// The streaming kernel the fold uses (chosen once).
+inline streaming_row streaming_kernel() noexcept {
+  static const streaming_row k = available_streaming_kernels().kernels[0];
   return k;
 }
 #endif
@@ -257,8 +287,7 @@ template <std::floating_point T>
   if (std::is_constant_evaluated()) return scale_into(in, out, n, s);
 #if defined(QFOLD_DETAIL_STREAMING)
   if constexpr (std::is_same_v<T, float>)
-    if (stream)
-      if (const auto k = streaming_kernel()) return k(in, out, n, s);
+    if (stream) return streaming_kernel()(in, out, n, s);
 #endif
   (void)stream;
   return scale_row(in, out, n, s);

@@ -1,10 +1,10 @@
-// The batch-norm folding pass over any adapted IR: for every batch_norm whose input is a
-// convolution or linear node, analysis reads the constants through the adapter and computes the
-// folded weights with fold_batch_norm (no graph access); only then are the accepted plans
-// applied, each in a transaction (two_phase.hpp). A rejected or failed site is left as it was.
-// Apply computes each site's weights again into one reused buffer rather than keeping every
-// site's: the fold runs at memory speed, while holding a whole model's folded weights until the
-// end would cost as much fresh memory as the weights themselves.
+// The batch-norm folding pass over any adapted IR: analysis finds every batch_norm whose input is
+// a convolution or linear node and reads its constants through the adapter; each accepted site is
+// then folded (fold_batch_norm) and applied in a transaction (two_phase.hpp). The fold runs once,
+// at apply, into one buffer reused from site to site: it runs at memory speed, so a second pass
+// over the weights during analysis would cost as much again, and holding every site's folded
+// weights until the end as much fresh memory as the weights themselves. A site the fold refuses
+// (shapes, a non-finite result) is refused before anything is mutated, so it is left as it was.
 #pragma once
 
 #include <algorithm>
@@ -31,11 +31,13 @@ struct batch_norm_plan {
   Id batch_norm, producer;
   std::vector<Id> old_constants;  // may be left without users
 };
-// The folded values of one site (reused from site to site), and the neutral gamma / beta of a
-// batch norm without them.
+// The folded values of one site (reused from site to site: `weights` only grows, so a site
+// smaller than the largest so far writes into memory already there, never filled first), and the
+// neutral gamma / beta of a batch norm without them.
 struct batch_norm_fold {
   std::vector<float> weights, bias, ones, zeros;
   std::vector<std::int64_t> weight_shape;
+  std::span<float> target;  // the site's folded weights: in `weights` or the adapter's room
 };
 
 // A batch norm's operands by role: batch_norm_operands(g, n) if the adapter has that point, else
@@ -54,11 +56,23 @@ template <class G>
   }
 }
 
-template <class G>
+// Whether [a, a + n) and [b, b + m) share no float (addresses compared as integers: the spans
+// may come from unrelated objects).
+constexpr bool disjoint(std::span<const float> a, std::span<const float> b) noexcept {
+  if (std::is_constant_evaluated()) return true;  // constant evaluation has no adapter storage
+  const auto x = reinterpret_cast<std::uintptr_t>(a.data()),
+             y = reinterpret_cast<std::uintptr_t>(b.data());
+  return x + a.size_bytes() <= y || y + b.size_bytes() <= x;
+}
+
+// Reads the site's constants and, when `fold` is given, folds them into it (apply); analysis
+// passes none. `room(count)` gives where the folded weights go: the adapter's storage for the
+// new constant (constant_storage), or an empty span for the fold's own buffer.
+template <class G, class Room>
 constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
                                                    node_id_t<G> producer,
                                                    batch_norm_plan<node_id_t<G>>& plan,
-                                                   batch_norm_fold& out) {
+                                                   batch_norm_fold* fold, Room&& room) {
   using T = ir_traits<G>;
   const auto roles = batch_norm_roles(g, bn);
   const auto pops = T::operands(g, producer);
@@ -82,11 +96,6 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   if (roles->beta) plan.old_constants.push_back(*roles->beta);
   plan.old_constants.push_back(roles->mean);
   plan.old_constants.push_back(roles->variance);
-  // An absent gamma or beta is its neutral value, one per channel (the statistics say how many).
-  if (!gamma) out.ones.assign(mean->data.size(), 1.0f);
-  if (!beta) out.zeros.assign(mean->data.size(), 0.0f);
-  const std::span<const float> gamma_data = gamma ? gamma->data : std::span<const float>(out.ones);
-  const std::span<const float> beta_data = beta ? beta->data : std::span<const float>(out.zeros);
   std::optional<tensor_view<float>> bias;
   if (std::ranges::size(pops) > 2) {
     const auto bias_id = *++pit;
@@ -100,9 +109,26 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   } else if (T::output_rank(g, producer) != 2) {
     return rejection{reason::ambiguous_axis, "linear output is not of rank 2 (batch, channels)"};
   }
+  if (fold == nullptr) return std::nullopt;
+  batch_norm_fold& out = *fold;
+  // An absent gamma or beta is its neutral value, one per channel (the statistics say how many).
+  if (!gamma) out.ones.assign(mean->data.size(), 1.0f);
+  if (!beta) out.zeros.assign(mean->data.size(), 0.0f);
+  const std::span<const float> gamma_data = gamma ? gamma->data : std::span<const float>(out.ones);
+  const std::span<const float> beta_data = beta ? beta->data : std::span<const float>(out.zeros);
   // assign, not resize: libstdc++ 12's resize() of a float vector is not a constant expression
   // for clang (it fills memory whose lifetime has not begun).
-  out.weights.assign(weight->data.size(), 0.0f);
+  const std::size_t count = weight->data.size();
+  // The adapter's room is used only when it is what was asked for: the right size, and apart
+  // from every value the fold reads (an adapter is not trusted to get either right).
+  out.target = room(count);
+  const auto apart = [&](std::span<const float> v) { return disjoint(out.target, v); };
+  if (out.target.size() != count || !apart(weight->data) || !apart(mean->data) ||
+      !apart(var->data) || !apart(gamma_data) || !apart(beta_data) ||
+      (bias && !apart(bias->data))) {
+    if (out.weights.size() < count) out.weights.assign(count, 0.0f);
+    out.target = std::span<float>(out.weights.data(), count);
+  }
   out.weight_shape.assign(weight->shape.begin(), weight->shape.end());
   std::size_t channels = mean->data.size();
   out.bias.assign(channels, 0.0f);
@@ -111,8 +137,8 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   const weights_view<float> w{weight->data, weight->shape, conv.layout, conv.groups, kind};
   const batch_norm_params<float> params{
       mean->data, var->data, gamma_data, beta_data, static_cast<float>(attrs.epsilon), false};
-  return fold_batch_norm(w, bias ? bias->data : std::span<const float>{}, params,
-                         std::span<float>(out.weights), std::span<float>(out.bias));
+  return fold_batch_norm(w, bias ? bias->data : std::span<const float>{}, params, out.target,
+                         std::span<float>(out.bias));
 }
 }  // namespace detail
 
@@ -123,6 +149,7 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
   using id = node_id_t<G>;
   using plan_t = detail::batch_norm_plan<id>;
   detail::batch_norm_fold fold;
+  const auto no_room = [](std::size_t) { return std::span<float>(); };
   const auto match = [&](const G& cg, id n) -> std::optional<site_candidate<id, plan_t>> {
     if (T::kind(cg, n) != op_kind::batch_norm) return std::nullopt;
     const auto roles = detail::batch_norm_roles(cg, n);
@@ -138,16 +165,23 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
       c.rejected =
           rejection{reason::unsupported, "batch norm input is not a convolution or linear node"};
     else
-      c.rejected = detail::plan_batch_norm(cg, n, producer, c.plan, fold);
+      c.rejected = detail::plan_batch_norm(cg, n, producer, c.plan, nullptr, no_room);
     return c;
   };
   const auto apply = [&](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
-    // The same fold on the same constants (earlier sites only add constants and erase unused
-    // ones), so it gives the same values; were it ever to refuse now, the site stays untouched.
-    if (auto again = detail::plan_batch_norm(std::as_const(g), p.batch_norm, p.producer, p, fold))
-      return again;
+    // The constants are read again (earlier sites only add constants and erase unused ones) and
+    // folded; a refusal comes before any mutation, so the site stays untouched.
+    const auto room = [&](std::size_t count) -> std::span<float> {
+      if constexpr (requires { T::constant_storage(tx.graph(), count); })
+        return T::constant_storage(tx.graph(), count);
+      else
+        return no_room(count);
+    };
+    if (auto refused =
+            detail::plan_batch_norm(std::as_const(g), p.batch_norm, p.producer, p, &fold, room))
+      return refused;
     const std::int64_t channels = static_cast<std::int64_t>(fold.bias.size());
-    const id w = tx.add_constant(std::span<const float>(fold.weights),
+    const id w = tx.add_constant(std::span<const float>(fold.target),
                                  std::span<const std::int64_t>(fold.weight_shape));
     const id b = tx.add_constant(std::span<const float>(fold.bias),
                                  std::span<const std::int64_t>(&channels, 1));

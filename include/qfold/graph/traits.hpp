@@ -29,6 +29,10 @@ namespace qfold {
 // Mutation (the apply phase of a pass only, through qfold::transaction; each point does all it
 // says or throws having changed nothing, see graph/transaction.hpp):
 //   add_constant(g, std::span<const float> data, std::span<const std::int64_t> shape) -> node_id
+//   constant_storage(g, count) -> std::span<float> (optional): room for the values of the next
+//                             add_constant of `count` floats, which a pass fills and then passes
+//                             to add_constant; an adapter that recognises its own room keeps the
+//                             values there without a copy (fold_batch_norms uses it)
 //   set_operand(g, n, i, v)   operand i of n becomes v (i == operand count appends)
 //   remove_last_operand(g, n) n loses its last operand (undoes an append)
 //   replace_uses(g, old, v)   every reader of old (and graph outputs) reads v instead
@@ -117,6 +121,11 @@ struct ir_traits : detail::member_node_id<G> {
                                      std::span<const std::int64_t> shape)
       -> decltype(g.add_constant(data, shape)) {
     return g.add_constant(data, shape);
+  }
+  template <class Graph = G>
+  static constexpr auto constant_storage(Graph& g, std::size_t count)
+      -> decltype(g.constant_storage(count)) {
+    return g.constant_storage(count);
   }
   template <class Graph = G>
   static constexpr auto set_operand(Graph& g, typename Graph::node_id n, std::size_t i,

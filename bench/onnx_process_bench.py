@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Whole-process timing of qfold-onnx against the Python fold and cp, alternating, same run.
+
+Usage:
+  /usr/bin/python3 bench/onnx_process_bench.py MODEL.onnx [--rounds 9] \
+      [--tool NAME=PATH ...] [--python bench/onnx_fold_numpy.py]
+
+Each round runs every command once (the order reversed every other round, so that neither side
+always follows the other), each writing over its own output file as a user would. Prints, per
+command: wall time median [min, max], the median of user + system time (os.wait4's rusage) and
+the ratios against the Python script, and the CPU model. Outputs are written to the temporary
+directory and compared: every qfold-onnx output must be byte-identical to the first one.
+"""
+import argparse
+import filecmp
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--tool", action="append", default=[],
+                    help="NAME=PATH of a qfold-onnx binary (repeatable)")
+    ap.add_argument("--python", default=os.path.join(here, "onnx_fold_numpy.py"))
+    args = ap.parse_args()
+    tools = [t.split("=", 1) for t in args.tool] or [["qfold-onnx", "qfold-onnx"]]
+    out = tempfile.mkdtemp(prefix="qfold-bench-")
+    cmds = {}
+    for name, path in tools:
+        cmds[name] = [path, args.model, os.path.join(out, name.replace(" ", "_") + ".onnx")]
+    cmds["onnx_fold_numpy.py"] = ["/usr/bin/python3", args.python, args.model,
+                                  os.path.join(out, "python.onnx")]
+    cmds["cp"] = ["cp", args.model, os.path.join(out, "cp.onnx")]
+    res = {k: [] for k in cmds}
+    for r in range(args.rounds):
+        order = list(cmds) if r % 2 == 0 else list(reversed(cmds))
+        for k in order:
+            t0 = time.perf_counter()
+            p = subprocess.Popen(cmds[k], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, status, ru = os.wait4(p.pid, 0)
+            wall = time.perf_counter() - t0
+            if status != 0:
+                sys.exit(f"{k} failed: status {status}")
+            res[k].append((wall, ru.ru_utime + ru.ru_stime))
+    first = cmds[tools[0][0]][2]
+    for name, _ in tools[1:]:
+        if not filecmp.cmp(first, cmds[name][2], shallow=False):
+            sys.exit(f"{name} wrote other bytes than {tools[0][0]}")
+    py_wall = statistics.median(w for w, _ in res["onnx_fold_numpy.py"])
+    py_cpu = statistics.median(c for _, c in res["onnx_fold_numpy.py"])
+    print(f"CPU: {cpu_model()}; {args.rounds} rounds, alternating; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print("| what | wall median [min, max] | user + sys | Python / this, wall | CPU |")
+    print("|---|---|---|---|---|")
+    for k, v in res.items():
+        w = [x for x, _ in v]
+        c = [y for _, y in v]
+        mw, mc = statistics.median(w), statistics.median(c)
+        print(f"| {k} | {mw * 1000:.0f} ms [{min(w) * 1000:.0f}, {max(w) * 1000:.0f}] "
+              f"| {mc * 1000:.0f} ms | {py_wall / mw:.2f}x | {py_cpu / mc:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
