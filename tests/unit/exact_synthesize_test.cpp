@@ -725,11 +725,38 @@ TEST_CASE("exact synthesize: every vector kernel equals the scalar loop", "[exac
     const auto base = static_cast<std::uint64_t>(start), step = static_cast<std::uint64_t>(slope);
     const std::size_t want = synth::off_line_scalar(y.data(), n, base, step);
     for (const auto isa : isas) CHECK(synth::first_off_line(y.data(), n, base, step, isa) == want);
+    // A run of one value at the end of a random array.
+    std::vector<i64> e(n);
+    const i64 value = pick(gen, -3, 3);
+    const auto run = static_cast<std::size_t>(pick(gen, 0, static_cast<i64>(n)));
+    for (std::size_t i = 0; i < n; ++i) e[i] = i + run >= n ? value : pick(gen, -3, 3);
+    const std::size_t want_run = synth::trailing_scalar(e.data(), n, value);
+    for (const auto isa : isas) CHECK(synth::trailing(e.data(), n, value, isa) == want_run);
+    // A RESCALE (m, s) evaluated against a clamped map it may or may not give, every split.
+    if (n > 0) {
+      const qfold::int_range out{-128, 127};
+      const i64 m = pick(gen, 0, 1 << 20), ozp = pick(gen, -5, 5), vlo = pick(gen, -300, 0);
+      const int sh = static_cast<int>(pick(gen, 10, 24));
+      std::vector<i64> g(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const i64 v = vlo + static_cast<i64>(i);
+        g[i] = std::clamp<i64>(((v * m + (i64{1} << (sh - 1))) >> sh) + ozp, out.lo, out.hi);
+      }
+      if (pick(gen, 0, 1) != 0)
+        g[static_cast<std::size_t>(pick(gen, 0, static_cast<i64>(n) - 1))] += pick(gen, -2, 2);
+      const auto a = static_cast<std::size_t>(pick(gen, 0, static_cast<i64>(n)));
+      const auto b = static_cast<std::size_t>(pick(gen, static_cast<i64>(a), static_cast<i64>(n)));
+      const synth::verify_args args{vlo, a, b, m, sh, ozp, out};
+      const bool want_ok = synth::reproduces_scalar(g, args);
+      for (const auto isa : isas)
+        CHECK(synth::reproduces_single(g, args, isa) ==
+              (want_ok && (a == b || (g[a] > out.lo && g[b - 1] < out.hi))));
+    }
     // Fractions of one sign over a non-decreasing run (u > 0), and over a wild one.
     const i64 ozp = pick(gen, -200, 200), u0 = pick(gen, static_cast<i64>(n) + 1, 70000);
     std::vector<i64> r(n);
     i64 v = pick(gen, -40000, 40000);
-    for (auto& e : r) e = v += pick(gen, 0, 4);
+    for (auto& x : r) x = v += pick(gen, 0, 4);
     if (n > 0 && pick(gen, 0, 5) == 0)
       r[static_cast<std::size_t>(pick(gen, 0, static_cast<i64>(n) - 1))] =
           pick(gen, 0, 1) != 0 ? std::numeric_limits<i64>::max() : std::numeric_limits<i64>::min();

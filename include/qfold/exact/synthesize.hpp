@@ -446,6 +446,7 @@ template <class U>
                                                      std::uint64_t base,
                                                      std::uint64_t step) noexcept {
   constexpr std::size_t w = lanes_of<U>, group = 4 * w;
+  if (n < w) return off_line_scalar(y, n, base, step);
   U a0 = {};
   for (std::size_t k = 0; k < w; ++k) a0[k] = base + k * step;
   U sw = {}, sg = {};
@@ -459,10 +460,23 @@ template <class U>
     load(y1, y + i + w);
     load(y2, y + i + 2 * w);
     load(y3, y + i + 3 * w);
-    const U d = (y0 ^ a0) | (y1 ^ a1) | (y2 ^ a2) | (y3 ^ a3);
-    if (or_lanes(d) != 0) break;
+    if (or_lanes((y0 ^ a0) | (y1 ^ a1) | (y2 ^ a2) | (y3 ^ a3)) != 0) break;
   }
-  return i + off_line_scalar(y + i, n - i, base + i * step, step);
+  // One vector at a time (from the block that differs, or in the tail), the last one ending at n
+  // (its codes before i are known to match); the lane by the scalar loop within that vector.
+  for (;; i += w, a0 += sw) {
+    const std::size_t at = i + w <= n ? i : n - w;
+    if (at != i) {
+      if (i == n) return n;
+      U back = {};
+      splat(back, (i - at) * step);
+      a0 -= back;
+    }
+    U y0;
+    load(y0, y + at);
+    if (or_lanes(y0 ^ a0) != 0) return at + off_line_scalar(y + at, w, base + at * step, step);
+    if (at != i) return n;
+  }
 }
 
 // How many codes at the end of y[0..n) equal value.
@@ -476,9 +490,10 @@ template <class U>
 [[gnu::always_inline]] inline std::size_t trailing_v(const std::int64_t* y, std::size_t n,
                                                      std::int64_t value) noexcept {
   constexpr std::size_t w = lanes_of<U>, group = 4 * w;
+  if (n < w) return trailing_scalar(y, n, value);
   U vv = {};
   splat(vv, static_cast<std::uint64_t>(value));
-  std::size_t i = n;
+  std::size_t i = n;  // y[i..n) == value
   for (; i >= group; i -= group) {
     U y0, y1, y2, y3;
     load(y0, y + i - group);
@@ -487,37 +502,47 @@ template <class U>
     load(y3, y + i - group + 3 * w);
     if (or_lanes((y0 ^ vv) | (y1 ^ vv) | (y2 ^ vv) | (y3 ^ vv)) != 0) break;
   }
-  return (n - i) + trailing_scalar(y, i, value);
+  // One vector at a time, the last one starting at 0 (its codes from i on are known to match).
+  for (;; i -= w) {
+    const std::size_t at = i >= w ? i - w : 0;
+    if (i == 0) return n;
+    U y0;
+    load(y0, y + at);
+    if (or_lanes(y0 ^ vv) != 0) return n - (at + w) + trailing_scalar(y + at, w, value);
+    if (at == 0) return n;
+  }
 }
 
 template <scan K, class U>
 [[gnu::always_inline]] inline std::uint64_t scan_v(const std::int64_t* y, std::size_t count,
                                                    std::uint64_t acc, std::uint64_t um, int s,
                                                    std::uint64_t c, std::uint64_t yc) noexcept {
-  constexpr std::size_t w = lanes_of<U>, group = 2 * w;
+  constexpr std::size_t w = lanes_of<U>;
+  if (count < w) return scan_scalar<K>(y, count, acc, um, s, c, yc);
   U a0 = {};
   for (std::size_t k = 0; k < w; ++k) a0[k] = acc + k * um;
-  U sw = {}, sg = {}, cv = {}, ycv = {};
+  U sw = {}, cv = {}, ycv = {}, bad = {};
   splat(sw, w * um);
-  splat(sg, group * um);
   splat(cv, c);
   splat(ycv, yc);
-  U a1 = a0 + sw, bad = {};
-  std::size_t i = 0;
-  for (; i + group <= count; i += group, a0 += sg, a1 += sg) {
-    U y0, y1;
-    load(y0, y + i);
-    load(y1, y + i + w);
+  const auto one = [&](std::size_t at, const U& a) {
+    U y0;
+    load(y0, y + at);
     if constexpr (K == scan::equal) {
-      bad |= ((a0 >> s) ^ (y0 + cv)) | ((a1 >> s) ^ (y1 + cv));
+      bad |= (a >> s) ^ (y0 + cv);
     } else {
-      const U o0 = y0 ^ ycv, o1 = y1 ^ ycv;
-      const U d0 = K == scan::at_most ? cv - (a0 >> s) : (a0 >> s) - cv;
-      const U d1 = K == scan::at_most ? cv - (a1 >> s) : (a1 >> s) - cv;
-      bad |= d0 | o0 | (0 - o0) | d1 | o1 | (0 - o1);
+      const U o = y0 ^ ycv;
+      bad |= (K == scan::at_most ? cv - (a >> s) : (a >> s) - cv) | o | (0 - o);
     }
+  };
+  std::size_t i = 0;
+  for (; i + w <= count; i += w, a0 += sw) one(i, a0);
+  if (i < count) {  // the last w codes again (a code checked twice changes nothing)
+    U back = {};
+    splat(back, (i - (count - w)) * um);
+    one(count - w, a0 - back);
   }
-  return or_lanes(bad) | scan_scalar<K>(y + i, count - i, acc + i * um, um, s, c, yc);
+  return or_lanes(bad);
 }
 
 template <class U>
@@ -547,9 +572,16 @@ template <class U>
 // the run's ends for a non-decreasing map (the caller checks them), and for any other map the
 // answer is never trusted (a certificate is evaluated on every code; a refusal only after the
 // map is found non-decreasing), while unsigned and double lanes have no undefined behaviour.
-// out = v with lane k taken from lane k ^ H (H a power of two below the lane count).
+// out = v with lane k taken from lane k ^ H (H a power of two below the lane count); a lane loop
+// where the compiler lacks __builtin_shufflevector (GCC before 12).
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define QFOLD_DETAIL_SHUFFLEVECTOR 1
+#endif
+#endif
 template <std::size_t H, class F>
 [[gnu::always_inline]] inline void swap_lanes(F& out, const F& v) noexcept {
+#if defined(QFOLD_DETAIL_SHUFFLEVECTOR)
   if constexpr (lanes_of<F> == 2) {
     out = __builtin_shufflevector(v, v, 1, 0);
   } else if constexpr (lanes_of<F> == 4) {
@@ -565,6 +597,9 @@ template <std::size_t H, class F>
     else
       out = __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
   }
+#else
+  for (std::size_t k = 0; k < lanes_of<F>; ++k) out[k] = v[k ^ H];
+#endif
 }
 // Each lane's best fractions merged with those of lane k ^ H, then with k ^ H/2, ..., 1: lane 0
 // ends with the best of all (a short dependency chain), which goes into f.
