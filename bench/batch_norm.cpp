@@ -84,7 +84,7 @@ void memcpy_resnet50(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * weight_bytes(sites));
 }
 
-#if defined(QFOLD_DETAIL_STREAMING)
+#if defined(QFOLD_DETAIL_X86_TARGETS)
 // The fold's row loop with each streaming kernel this CPU has (arg: index in
 // available_streaming_kernels(), widest first), and with the plain row (arg -1): what the fold
 // reaches on a CPU with only AVX2, or only x86-64's SSE, measured on this one.

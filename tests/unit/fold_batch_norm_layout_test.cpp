@@ -121,7 +121,7 @@ TEST_CASE("batch norm: a site above the streaming size folds to the same bits", 
   CHECK(r->index == at);
 }
 
-#if defined(QFOLD_DETAIL_STREAMING)
+#if defined(QFOLD_DETAIL_X86_TARGETS)
 TEST_CASE("batch norm: every streaming kernel this CPU has gives the plain loop's bits", "[fold]") {
   // The fold uses the widest kernel; the others run on other CPUs (AVX2 without AVX-512, plain
   // x86-64 with SSE only), so each is checked here against w * s in float: rows of every length

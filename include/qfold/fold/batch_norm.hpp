@@ -16,6 +16,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "qfold/arith/isa.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/math/float_bits.hpp"
 #include "qfold/math/sqrt.hpp"
@@ -183,8 +184,7 @@ scale_row(const double* in, double* out, std::size_t n, double s) noexcept {
 // (a third of the traffic: 0.77x memcpy on ResNet-50, 1.2x with streaming; bench/README.md).
 inline constexpr std::size_t streaming_bytes = std::size_t{1} << 20;
 
-#if defined(__GNUC__) && defined(__x86_64__)
-#define QFOLD_DETAIL_STREAMING 1
+#if defined(QFOLD_DETAIL_X86_TARGETS)
 using f32x16 = float __attribute__((vector_size(64)));
 using f32x8 = float __attribute__((vector_size(32)));
 using f32x4 = float __attribute__((vector_size(16)));
@@ -259,9 +259,9 @@ inline streaming_kernels available_streaming_kernels() noexcept {
     r.kernels[r.size] = k;
     r.names[r.size++] = name;
   };
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) add(&stream_scale_avx512, "avx512f");
-  if (__builtin_cpu_supports("avx2")) add(&stream_scale_avx2, "avx2");
+  const vector_isa isa = cpu_vector_isa();
+  if (isa >= vector_isa::avx512) add(&stream_scale_avx512, "avx512f");
+  if (isa >= vector_isa::avx2) add(&stream_scale_avx2, "avx2");
   add(&stream_scale_sse, "sse");
   return r;
 }
@@ -275,7 +275,7 @@ inline streaming_row streaming_kernel() noexcept {
 // After a site's streamed rows: orders their stores before whatever follows (once per site: a
 // fence per row stalls on the write-combining buffers).
 inline void end_streaming() noexcept {
-#if defined(QFOLD_DETAIL_STREAMING)
+#if defined(QFOLD_DETAIL_X86_TARGETS)
   __builtin_ia32_sfence();
 #endif
 }
@@ -285,7 +285,7 @@ template <std::floating_point T>
 [[nodiscard]] constexpr bool scale(const T* in, T* out, std::size_t n, T s,
                                    bool stream = false) noexcept {
   if (std::is_constant_evaluated()) return scale_into(in, out, n, s);
-#if defined(QFOLD_DETAIL_STREAMING)
+#if defined(QFOLD_DETAIL_X86_TARGETS)
   if constexpr (std::is_same_v<T, float>)
     if (stream) return streaming_kernel()(in, out, n, s);
 #endif
