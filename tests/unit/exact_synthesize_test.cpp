@@ -883,3 +883,34 @@ TEST_CASE("exact synthesize: the smallest legal shift from bit widths equals the
       }
     }
 }
+
+TEST_CASE("exact synthesize: the first feasible shift from bit widths equals the search",
+          "[exact][synthesize]") {
+  // first_feasible finds the first shift where [M_62, H_62] holds a multiple of 2^(62-s) from the
+  // bits where M - 1 and H differ; the definition is the search over every shift.
+  __extension__ typedef __int128 wide;
+  std::mt19937_64 gen(155);
+  for (int round = 0; round < scaled(200000); ++round) {
+    const int bits = static_cast<int>(pick(gen, 0, 100));
+    const auto big = [&] {
+      wide v = 0;
+      for (int b = 0; b < bits; b += 30) v = (v << 30) | pick(gen, 0, (1 << 30) - 1);
+      return bits == 0 ? wide{pick(gen, 0, 3)} : v >> (bits % 30 == 0 ? 0 : 30 - bits % 30);
+    };
+    const wide m = pick(gen, 0, 9) == 0 ? wide{0} : big();
+    const wide h = pick(gen, 0, 1) != 0 ? m + big() : big();
+    const int s_lo = static_cast<int>(pick(gen, 2, 63));
+    const i64 cap = pick(gen, 0, 1) != 0 ? 2147483647 : 32767;
+    std::optional<qfold::scale_factor> want;
+    for (int s = s_lo; s <= 62 && !want && m <= h; ++s) {
+      const wide ms = m == 0 ? 0 : ((m - 1) >> (62 - s)) + 1;
+      if (ms <= (h >> (62 - s))) {
+        if (ms <= cap) want = qfold::scale_factor{static_cast<std::int32_t>(ms), s};
+        break;
+      }
+    }
+    const auto got = qfold::detail::synth::first_feasible(m, h, s_lo, cap);
+    REQUIRE(got.has_value() == want.has_value());
+    if (got) CHECK(*got == *want);
+  }
+}

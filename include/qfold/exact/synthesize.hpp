@@ -231,6 +231,7 @@ namespace synth {
 // every shift at once. Feasible shifts are an interval: M_s <= H_s is upward closed, and M_s <= cap
 // downward closed (M_s never falls as s grows).
 __extension__ typedef __int128 wide;
+__extension__ typedef unsigned __int128 uwide;
 
 template <class T>
 [[nodiscard]] constexpr T floor_div_t(T a, T b) noexcept {
@@ -822,23 +823,24 @@ struct fast_answer {
 };
 
 // The smallest s in [s_lo, 62] with ceil(M / 2^(62-s)) <= min(H >> (62-s), cap), and its
-// multiplier: a binary search for the first s with M_s <= H_s (upward closed), then the cap there
-// (M_s only grows with s, so if it exceeds the cap there it does everywhere above). M >= 0.
+// multiplier (M >= 0). M_s <= H_s says [M, H] holds a multiple of 2^k, k = 62 - s: for M = 0
+// always (0), otherwise exactly when (M - 1) >> k != H >> k, i.e. k < bit_width((M - 1) ^ H).
+// So the first feasible shift is direct; then the cap there (M_s only grows with s, so if it
+// exceeds the cap there it does everywhere above).
 [[nodiscard]] constexpr std::optional<scale_factor> first_feasible(wide m_top, wide h_top, int s_lo,
                                                                    std::int64_t cap) noexcept {
-  const auto m_at = [&](int s) { return m_top == 0 ? wide{0} : ((m_top - 1) >> (62 - s)) + 1; };
   if (s_lo > 62 || m_top > h_top) return std::nullopt;
-  int lo = s_lo, hi = 62;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-    if (m_at(mid) <= (h_top >> (62 - mid)))
-      hi = mid;
-    else
-      lo = mid + 1;
+  int s = s_lo;
+  if (m_top > 0) {
+    const auto x = static_cast<uwide>((m_top - 1) ^ h_top);
+    const auto high = static_cast<std::uint64_t>(x >> 64);
+    const int bits = high != 0 ? 64 + static_cast<int>(std::bit_width(high))
+                               : static_cast<int>(std::bit_width(static_cast<std::uint64_t>(x)));
+    s = std::max(s_lo, 62 - (bits - 1));
   }
-  const wide m = m_at(lo);
+  const wide m = m_top == 0 ? wide{0} : ((m_top - 1) >> (62 - s)) + 1;
   if (m > cap) return std::nullopt;
-  return scale_factor{static_cast<std::int32_t>(m), lo};
+  return scale_factor{static_cast<std::int32_t>(m), s};
 }
 
 // What the caller knows of the map: nothing, or that it is exactly one integer line over the
