@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <iterator>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -60,7 +59,7 @@ enum class errc : std::uint8_t {
       "invalid_shape",       "scale_subnormal",
   };
   const auto i = static_cast<std::size_t>(c) - 1;
-  return i < std::size(names) ? names[i] : "unknown";
+  return i < std::size(names) ? names[i] : "unknown";  // std::size: from <string_view>
 }
 
 // `message` names the offending input; it always points at a string literal.

@@ -4,9 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <limits>
 #include <new>
-#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -89,9 +89,8 @@ template <class F>
   try {  // reserve + push_back: clang 14 cannot evaluate libstdc++'s vector(n) in constant
          // evaluation
     values.reserve(d.size());
-  } catch (const std::bad_alloc&) {
-    return fail(errc::size_overflow, "tabulate: the table could not be allocated");
-  } catch (const std::length_error&) {
+  } catch (const std::exception&) {  // std::bad_alloc or std::length_error (<stdexcept> costs
+                                     // a TU ~0.07 s on g++ 12: caught by their base)
     return fail(errc::size_overflow, "tabulate: the table could not be allocated");
   }
   for (std::size_t i = 0; i < d.size(); ++i)

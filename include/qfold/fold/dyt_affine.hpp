@@ -6,11 +6,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <new>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qfold/arith/mul.hpp"
@@ -75,9 +76,13 @@ struct dyt_affine_values {
                                                                      dyt_affine_values& v) {
   for (int code = -128; code < 128; ++code) {
     const std::int64_t t = s.table[static_cast<std::size_t>(code + 128)];
-    if (std::find(v.t.begin(), v.t.end(), t) == v.t.end()) v.t.push_back(t);
+    if (std::find(v.t.begin(), v.t.end(), t) != v.t.end()) continue;
+    // Kept sorted as it grows (at most 256 values): std::sort's instantiation would cost every
+    // TU that includes this header ~0.03 s (bench/README.md, "Include cost").
+    v.t.push_back(t);
+    for (std::size_t i = v.t.size() - 1; i > 0 && v.t[i - 1] > v.t[i]; --i)
+      std::swap(v.t[i - 1], v.t[i]);
   }
-  std::sort(v.t.begin(), v.t.end());
   // Every RESCALE passed check_rescale (validated, per tensor): each is evaluated by its kernel.
   const auto evaluator = [](const rescale_view& r) {
     return rescale_evaluator(r.attributes, r.scales[0]);
@@ -278,9 +283,8 @@ struct dyt_affine_values {
   try {
     return detail::plan_dyt_affine(s, conv, channels, count, out_channels, per_group_in, groups,
                                    plan);
-  } catch (const std::bad_alloc&) {
-    return rejection{reason::allocation_failure, "the fold's memory could not be allocated"};
-  } catch (const std::length_error&) {
+  } catch (const std::exception&) {  // std::bad_alloc or std::length_error, the only ones the
+                                     // plan's vectors throw (caught by their base: no <stdexcept>)
     return rejection{reason::allocation_failure, "the fold's memory could not be allocated"};
   }
 }

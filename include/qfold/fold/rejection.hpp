@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <string_view>
 
 namespace qfold {
@@ -40,7 +39,7 @@ enum class reason : std::uint8_t {
       "shared_qparams", "out_of_range",        "overflow",        "invalid_constant",
       "padding",        "invalid_shape",       "adapter_failure", "allocation_failure"};
   const auto i = static_cast<std::size_t>(r) - 1;
-  return i < std::size(names) ? names[i] : "unknown";
+  return i < std::size(names) ? names[i] : "unknown";  // std::size: from <string_view>
 }
 
 struct rejection {

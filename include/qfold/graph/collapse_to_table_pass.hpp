@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/ranges.hpp"
 #include "qfold/fold/collapse_to_table.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/graph/merge_rescales_pass.hpp"

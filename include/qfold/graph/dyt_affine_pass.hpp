@@ -5,12 +5,12 @@
 
 #include <cstdint>
 #include <optional>
-#include <ranges>
 #include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/ranges.hpp"
 #include "qfold/fold/dyt_affine.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/graph/pattern.hpp"

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/ranges.hpp"
 #include "qfold/fold/merge_rescales.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/graph/pattern.hpp"

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
-#include <ranges>
 #include <string_view>
 #include <vector>
 
+#include "qfold/detail/ranges.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/graph/traits.hpp"
 #include "qfold/graph/vocabulary.hpp"

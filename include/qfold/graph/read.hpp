@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <ranges>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -18,6 +17,7 @@
 
 #include "qfold/arith/apply_scale.hpp"
 #include "qfold/arith/rescale.hpp"
+#include "qfold/detail/ranges.hpp"
 #include "qfold/graph/pattern.hpp"
 #include "qfold/graph/traits.hpp"
 #include "qfold/graph/vocabulary.hpp"

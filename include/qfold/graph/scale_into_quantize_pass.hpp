@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/ranges.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/fold/scale_into_quantize.hpp"
 #include "qfold/graph/pattern.hpp"

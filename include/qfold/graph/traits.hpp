@@ -7,10 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <ranges>
 #include <span>
 #include <type_traits>
 
+#include "qfold/detail/ranges.hpp"
 #include "qfold/graph/vocabulary.hpp"
 
 namespace qfold {

@@ -3,15 +3,16 @@
 // adapter call or an allocation throws, rolled back until the graph is exactly as it was.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <optional>
-#include <ranges>
 #include <span>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/ranges.hpp"
 #include "qfold/graph/traits.hpp"
 #include "qfold/graph/vocabulary.hpp"
 #include "qfold/quant/qparams.hpp"
@@ -25,6 +26,18 @@ template <class V>
 constexpr void reserve_one_more(V& v) {
   if (v.size() == v.capacity()) v.reserve(v.size() < 8 ? 8 : 2 * v.size());
 }
+
+// What a transaction throws when a pass misuses it (a qfold bug, never bad input); the driver
+// (run_two_phase) catches it like any exception and rolls the site back. Not std::logic_error:
+// <stdexcept> brings <string> into every graph header (~0.07 s a TU on g++ 12).
+class transaction_misuse : public std::exception {
+ public:
+  explicit transaction_misuse(const char* what) noexcept : what_(what) {}
+  [[nodiscard]] const char* what() const noexcept override { return what_; }
+
+ private:
+  const char* what_;
+};
 }  // namespace detail
 
 // The contract with the adapter (docs/adapting-your-ir.md, "Transactions"):
@@ -81,7 +94,7 @@ class transaction {
     open();
     const auto ops = T::operands(g_, n);
     const std::size_t count = std::ranges::size(ops);
-    if (i > count) throw std::out_of_range("qfold: set_operand beyond the operand count");
+    if (i > count) throw detail::transaction_misuse("qfold: set_operand beyond the operand count");
     step undo{i == count ? step::pop_operand : step::restore_operand, n, i, v};
     if (i < count)
       undo.other = *std::ranges::next(std::ranges::begin(ops), static_cast<std::ptrdiff_t>(i));
@@ -93,7 +106,8 @@ class transaction {
     step undo{step::restore_qparams, n};
     if (!was_added(n)) {
       const auto old = T::qparams(g_, n);
-      if (!old) throw std::logic_error("qfold: set_qparams on a node without qparams to restore");
+      if (!old)
+        throw detail::transaction_misuse("qfold: set_qparams on a node without qparams to restore");
       undo.q = *old;
     } else {
       undo.kind = step::nothing;  // erased on rollback anyway
@@ -103,7 +117,8 @@ class transaction {
   constexpr void set_conv_input_zero_point(id n, std::int64_t zp) {
     open();
     const auto conv = T::quantized_conv(g_, n);
-    if (!conv) throw std::logic_error("qfold: set_conv_input_zero_point on a float convolution");
+    if (!conv)
+      throw detail::transaction_misuse("qfold: set_conv_input_zero_point on a float convolution");
     step undo{step::restore_zero_point, n};
     undo.zero_point = conv->input_zero_point;
     journal(undo, [&] { T::set_conv_input_zero_point(g_, n, zp); });
@@ -170,7 +185,8 @@ class transaction {
   };
 
   constexpr void open() const {
-    if (committed_) throw std::logic_error("qfold: a mutation after the transaction's commit");
+    if (committed_)
+      throw detail::transaction_misuse("qfold: a mutation after the transaction's commit");
   }
   // Room in the journal first, so that recording the inverse of a step that succeeded cannot
   // fail.

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <iterator>
 #include <optional>
 #include <span>
 #include <string_view>
