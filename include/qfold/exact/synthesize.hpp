@@ -859,10 +859,9 @@ struct map_facts {
 // every shift follows from them. The candidate is then evaluated on every code. `none` is exact
 // for a non-decreasing map (the caller checks that before trusting it); `unknown` sends the
 // caller to the interval method (outside the ranges argued for here).
-[[nodiscard]] constexpr fast_answer smallest_single(domain d, std::span<const std::int64_t> y,
-                                                    const candidate& k, int_range out,
-                                                    std::int64_t cap, int min_shift,
-                                                    const map_facts& facts, vector_isa isa) {
+[[nodiscard, gnu::always_inline]] constexpr fast_answer smallest_single(
+    domain d, std::span<const std::int64_t> y, const candidate& k, int_range out, std::int64_t cap,
+    int min_shift, const map_facts& facts, vector_isa isa) {
   fast_answer none{fast_outcome::none, {}};
   const std::int64_t vlo = d.lo - k.input_zp, vhi = d.hi - k.input_zp;
   if (vlo < -fast_max_v || vhi > fast_max_v) return {};
