@@ -297,9 +297,9 @@ struct line_fit {
   // Not const: the initializer of a const enum would be evaluated as a constant (scalar).
   detail::vector_isa isa = detail::runtime_isa();
   for (std::size_t ch = 0; ch < channels; ++ch) {
-    // A short channel is read in several places (ends first): the next one is fetched into the
-    // cache meanwhile (32 lines for int8), as the hardware's stream prefetcher does not.
-    if (!std::is_constant_evaluated() && ch + 1 < channels && d.size() <= 4096)
+    // Synthesis reads a short channel in several places (ends first): the next one is fetched
+    // into the cache meanwhile (32 lines for int8), as the hardware's stream prefetcher does not.
+    if (!std::is_constant_evaluated() && space != nullptr && ch + 1 < channels && d.size() <= 4096)
       for (std::size_t i = 0; i < d.size(); i += 8)
         __builtin_prefetch(&values[(ch + 1) * d.size() + i]);
     r.push_back(detail::classify_with(d, values.subspan(ch * d.size(), d.size()), space, isa));
