@@ -11,12 +11,12 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <ranges>
 #include <span>
 #include <string_view>
 #include <type_traits>
 
 #include "qfold/arith/isa.hpp"
+#include "qfold/detail/ranges.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/math/float_bits.hpp"
 #include "qfold/math/sqrt.hpp"

@@ -7,13 +7,16 @@
 // (shapes, a non-finite result) is refused before anything is mutated, so it is left as it was.
 #pragma once
 
-#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <ranges>
 #include <span>
+#include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "qfold/detail/ranges.hpp"
 #include "qfold/fold/batch_norm.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/graph/report.hpp"
