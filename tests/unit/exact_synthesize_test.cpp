@@ -758,11 +758,15 @@ TEST_CASE("exact synthesize: every vector kernel equals the scalar loop", "[exac
     i64 v = pick(gen, -40000, 40000);
     for (auto& x : r) x = v += pick(gen, 0, 4);
     if (n > 0 && pick(gen, 0, 5) == 0) {  // any int64: the double lanes then hold any value
-      const std::array<i64, 5> wild{std::numeric_limits<i64>::max(),
-                                    std::numeric_limits<i64>::min(), i64{1} << 60,
-                                    -(i64{1} << 61) + 5, pick(gen, i64{1} << 40, i64{1} << 62)};
+      const std::array<i64, 7> wild{std::numeric_limits<i64>::max(),
+                                    std::numeric_limits<i64>::min(),
+                                    i64{1} << 60,
+                                    -(i64{1} << 61) + 5,
+                                    pick(gen, i64{1} << 40, i64{1} << 62),
+                                    pick(gen, i64{1} << 49, i64{1} << 51),
+                                    -pick(gen, i64{1} << 49, i64{1} << 51)};
       r[static_cast<std::size_t>(pick(gen, 0, static_cast<i64>(n) - 1))] =
-          wild[static_cast<std::size_t>(pick(gen, 0, 4))];
+          wild[static_cast<std::size_t>(pick(gen, 0, 6))];
     }
     for (const bool negative : {false, true}) {
       synth::fractions want_f;

@@ -608,8 +608,9 @@ template <std::size_t H, class F>
 [[gnu::always_inline]] inline void merge_lanes(F& lp, F& lq, F& up, F& uq, fractions& f) noexcept {
   if constexpr (H == 0) {
     // A lane fed a wild code may hold any double (or NaN): such a map is not non-decreasing, and
-    // converting it to int64 would be undefined, so it only marks the result inexact.
-    const auto integral = [](double x) { return x > -0x1p53 && x < 0x1p53; };
+    // converting it to int64 (or its cross products beyond |p| < 2^35) would be undefined, so it
+    // only marks the result inexact.
+    const auto integral = [](double x) { return x > -0x1p35 && x < 0x1p35; };
     if (lq[0] > 0) {
       if (integral(lp[0]))
         f.lower(static_cast<std::int64_t>(lp[0]), static_cast<std::int64_t>(lq[0]));
