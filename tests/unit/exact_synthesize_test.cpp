@@ -851,6 +851,12 @@ TEST_CASE("exact synthesize: the same certificates with every vector kernel and 
       if (!low && at > 0) y[at - 1] = out.hi + 1;
       same(r->d, y, space, synth::map_shape::unknown);
     }
+    // A code far outside any type in the middle (the double lanes then hold garbage).
+    {
+      auto y = r->y;
+      y[y.size() / 2] = (pick(gen, 0, 1) != 0 ? 1 : -1) * pick(gen, i64{1} << 40, i64{1} << 62);
+      same(r->d, y, space, synth::map_shape::unknown);
+    }
   }
   // Lines a x + b, a >= 0 (rising) or < 0 (falling), with the hint and without.
   for (int round = 0; round < scaled(400); ++round) {
