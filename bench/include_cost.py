@@ -9,7 +9,8 @@ wall time, and the user + system CPU time of that best run) and prints a Markdow
   - the standard headers the umbrella pulls in, alone, and the heavy ones one at a time on top of
     <vector> + <cmath>;
   - with --per-header, every public header alone.
-Usage: bench/include_cost.py [--cxx g++] [--reps 3] [--per-header] [--include DIR]
+Usage: bench/include_cost.py [--cxx g++] [--reps 3] [--per-header] [--include [LABEL=]DIR]...
+(several --include: the same rows for each tree, e.g. before and after a change, in one run)
 Only the Python standard library; run it on a quiet machine (figures are ratios to the baseline
 measured in the same run).
 """
@@ -56,24 +57,30 @@ def compile_cost(cxx, include_dir, headers, reps, tmp):
 
 
 def closure(cxx, include_dir, headers, tmp):
-    """(qfold files reached, standard headers that a qfold file includes), from g++/clang -H."""
+    """(qfold files reached, standard headers that those files include), for these headers."""
     src = pathlib.Path(tmp) / "h.cpp"
     src.write_text("".join(f"#include <{h}>\n" for h in headers))
     err = subprocess.run([cxx, "-std=c++20", f"-I{include_dir}", "-E", "-H", str(src)],
                          capture_output=True, text=True).stderr
-    ours, std, stack = set(headers), set(), []  # stack[d-1]: the file at depth d
+    ours = set(headers)
     for line in err.splitlines():
-        m = re.match(r"^(\.+) (.*)$", line)
-        if not m:
-            continue
-        depth, path = len(m.group(1)), os.path.normpath(m.group(2))
-        del stack[depth - 1:]
-        stack.append(path)
-        parent_is_ours = depth == 1 or stack[depth - 2].startswith(include_dir)
-        if path.startswith(include_dir):
-            ours.add(os.path.relpath(path, include_dir))
-        elif parent_is_ours:
-            std.add(re.sub(r"^.*/c\+\+/(v1/)?[0-9.]*/?", "", path))
+        m = re.match(r"^\.+ (.*)$", line)
+        if m and os.path.normpath(m.group(1)).startswith(include_dir):
+            ours.add(os.path.relpath(os.path.normpath(m.group(1)), include_dir))
+    # -H lists a header only where it is first opened, so the standard headers are read from the
+    # qfold files themselves (skipping what qfold/detail/ranges.hpp includes for other libraries
+    # than libstdc++, the only one measured here).
+    std = set()
+    for h in ours:
+        skipping = False
+        for line in (pathlib.Path(include_dir) / h).read_text().splitlines():
+            if line.startswith("#if !defined(__GLIBCXX__)"):
+                skipping = True
+            elif skipping and line.startswith("#endif"):
+                skipping = False
+            m = re.match(r"^#include <([^>]+)>", line)
+            if m and not skipping and not m.group(1).startswith("qfold/"):
+                std.add(m.group(1))
     return ours, sorted(std)
 
 
@@ -82,11 +89,14 @@ def main():
     ap.add_argument("--cxx", default="g++")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--per-header", action="store_true")
-    ap.add_argument("--include", default=str(ROOT / "include"))
+    ap.add_argument("--include", action="append", metavar="[LABEL=]DIR",
+                    help="include directory to measure (repeat to compare trees, e.g. "
+                         "before=/tmp/old/include); default: this repository's")
     a = ap.parse_args()
-    inc = os.path.abspath(a.include)
-    public = sorted(str(p.relative_to(inc)) for p in pathlib.Path(inc, "qfold").rglob("*.hpp")
-                    if "detail" not in p.parts)
+    trees = []
+    for spec in a.include or [f"qfold={ROOT / 'include'}"]:
+        label, _, path = spec.rpartition("=")
+        trees.append((label or path, os.path.abspath(path)))
 
     model = "unknown CPU"
     try:
@@ -98,44 +108,70 @@ def main():
     version = subprocess.run([a.cxx, "--version"], capture_output=True,
                              text=True).stdout.splitlines()[0]
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"{version}, -std=c++20 -O2 -c, best of {a.reps}; {model}, {os.cpu_count()} CPUs, "
-          f"load {os.getloadavg()[0]:.2f}; {now}\n")
+    print(f"{version}, -std=c++20 -O2 -c, best of {a.reps} (wall; CPU = user + system of that "
+          f"run); {model}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; {now}\n")
 
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        in_umbrella, std = closure(a.cxx, inc, ["qfold/qfold.hpp"], tmp)
-        def row(label, headers):
-            wall, cpu, lines = compile_cost(a.cxx, inc, headers, a.reps, tmp)
-            rows.append((label, wall, cpu, lines))
-            return wall
+        base_inc = trees[0][1]
+        base = compile_cost(a.cxx, base_inc, BASELINE, a.reps, tmp)
+        rows = {}  # label -> [(wall, cpu, lines) per tree]
+        order = []
+        notes = []
+        for name, inc in trees:
+            public = sorted(str(p.relative_to(inc)) for p in pathlib.Path(inc, "qfold").rglob(
+                "*.hpp") if "detail" not in p.parts)
+            in_umbrella, std = closure(a.cxx, inc, ["qfold/qfold.hpp"], tmp)
 
-        base = row("`<vector>`, `<cmath>` (baseline)", BASELINE)
-        acc = []
-        for layer in LAYERS:
-            acc += [h for h in public if h.startswith(f"qfold/{layer}/") and h in in_umbrella]
-            row(f"`qfold/{layer}/*` and the layers before it", acc)
-        row("`qfold/qfold.hpp` (the umbrella)", ["qfold/qfold.hpp"])
-        outside = [h for h in public if h not in in_umbrella and h != "qfold/qfold.hpp"]
-        if outside:
-            row("umbrella + " + ", ".join(f"`{h}`" for h in outside),
-                ["qfold/qfold.hpp"] + outside)
-        row("the standard headers the umbrella's files include, alone", std)
+            def row(label, headers):
+                if label not in rows:
+                    rows[label] = {}
+                    order.append(label)
+                rows[label][name] = compile_cost(a.cxx, inc, headers, a.reps, tmp)
+
+            acc = []
+            for layer in LAYERS:
+                acc += [h for h in public if h.startswith(f"qfold/{layer}/") and h in in_umbrella]
+                row(f"`qfold/{layer}/*` and the layers before it", acc)
+            row("**`qfold/qfold.hpp` (the umbrella)**", ["qfold/qfold.hpp"])
+            outside = [h for h in public if h not in in_umbrella and h != "qfold/qfold.hpp"]
+            if outside:
+                row("umbrella + the public headers it leaves out", ["qfold/qfold.hpp"] + outside)
+            row("the standard headers qfold's files include, alone", std)
+            if a.per_header:
+                for h in public:
+                    row(f"`{h}` alone", [h])
+            notes.append(f"{name}: standard headers qfold's files include: {' '.join(std)}"
+                         + (f"; public headers outside the umbrella: {' '.join(outside)}"
+                            if outside else "; the umbrella includes every public header"))
         for h in HEAVY:
-            row(f"baseline + `<{h}>`", BASELINE + [h])
-        if a.per_header:
-            for h in public:
-                row(f"`{h}` alone", [h])
+            order.append(f"baseline + `<{h}>`")
+            rows[order[-1]] = {trees[0][0]: compile_cost(a.cxx, base_inc, BASELINE + [h], a.reps,
+                                                         tmp)}
 
-    print("| included | wall | CPU | vs baseline (wall) | preprocessed lines |")
-    print("|---|---|---|---|---|")
-    for label, wall, cpu, lines in rows:
-        print(f"| {label} | {wall:.2f} s | {cpu:.2f} s | {wall / base:.1f}x | {lines:,} |")
-    print(f"\nstandard headers the umbrella's files include: {' '.join(std)}")
-    umb = next(w for l, w, _, _ in rows if l.startswith("`qfold/qfold.hpp`"))
-    print(f"umbrella / baseline = {umb / base:.2f}x (target: at most 2x): "
-          f"{'met' if umb <= 2 * base else 'NOT met'}")
-    if outside:
-        print("public headers outside the umbrella: " + " ".join(outside))
+    names = [n for n, _ in trees]
+    print("| included | " + " | ".join(f"{n}: wall, CPU, vs baseline" for n in names)
+          + " | preprocessed lines |")
+    print("|---|" + "---|" * len(names) + "---|")
+    print(f"| `<vector>`, `<cmath>` (baseline) | "
+          + " | ".join(f"{base[0]:.2f} s, {base[1]:.2f} s, 1x" for _ in names)
+          + f" | {base[2]:,} |")
+    for label in order:
+        cells, lines = [], []
+        for n in names:
+            if n in rows[label]:
+                w, c, l = rows[label][n]
+                cells.append(f"{w:.2f} s, {c:.2f} s, {w / base[0]:.1f}x")
+                lines.append(f"{l:,}")
+            else:
+                cells.append("")
+        print(f"| {label} | " + " | ".join(cells) + f" | {' / '.join(lines)} |")
+    print()
+    for note in notes:
+        print(note)
+    for n in names:
+        w = rows["**`qfold/qfold.hpp` (the umbrella)**"][n][0]
+        print(f"{n}: umbrella / baseline = {w / base[0]:.2f}x wall (target: at most 2x): "
+              f"{'met' if w <= 2 * base[0] else 'NOT met'}")
     return 0
 
 
