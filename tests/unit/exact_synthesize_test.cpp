@@ -928,3 +928,55 @@ TEST_CASE("exact synthesize: the first feasible shift from bit widths equals the
     if (got) CHECK(*got == *want);
   }
 }
+
+TEST_CASE(
+    "exact synthesize: rescale_shifts keeps apply_scale_16's result and the zero-point add "
+    "inside int32",
+    "[exact][synthesize]") {
+  // int48 codes near +-2^43 and 2^30, clamped outputs: every multiplier that keeps the scaled
+  // value an int32 gives the clamp, and larger ones make apply_scale_16 (or the output zero point
+  // add) fail. Found by fuzz_exact_domains (regression seed regression_shifts_int48_result). The
+  // reference: every multiplier 0..32767 at every shift through ref_rescale, the exact set.
+  struct case_ {
+    domain d;
+    i64 y, ozp;
+  };
+  const i64 big = i64{1} << 43;
+  for (const auto& c : {case_{{big, big}, 127, 0}, case_{{big - 2, big + 1}, 127, 5},
+                        case_{{-big - 1, -big + 2}, -128, 0}, case_{{-big, -big}, -128, -7},
+                        case_{{(i64{1} << 30), (i64{1} << 30) + 3}, 127, 100}}) {
+    const qfold::rescale_space space{
+        .input_type = int_type::i48, .output_type = int_type::i8, .scale32 = false};
+    const std::vector<i64> y(c.d.size(), c.y);
+    const auto ranges = qfold::rescale_shifts(c.d, y, space, 0, c.ozp, false);
+    const qfold::rescale_attributes a{.input_type = int_type::i48,
+                                      .output_type = int_type::i8,
+                                      .scale32 = false,
+                                      .output_zp = c.ozp};
+    // Where the int32 bound binds (a multiplier above 2^(s - 12) overflows at 2^43: s <= 26,
+    // and at 2^30 s <= 13) and a few shifts beyond, where it does not.
+    for (const int s : {2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17,
+                        18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 30, 40, 50, 62}) {
+      i64 lo = -1, hi = -2, works = 0;
+      for (i64 m = 0; m <= 32767; ++m) {
+        bool ok = true;
+        for (i64 x = c.d.lo; ok && x <= c.d.hi; ++x) {
+          const auto r = ref_rescale(a, m, s, x);
+          ok = r && *r == c.y;
+        }
+        if (!ok) continue;
+        if (lo < 0) lo = m;
+        hi = m;
+        ++works;
+      }
+      INFO("x from " << c.d.lo << ", shift " << s);
+      REQUIRE(works == (works == 0 ? 0 : hi - lo + 1));  // an interval
+      const auto& q = ranges[static_cast<std::size_t>(s)];
+      CHECK(q.empty() == (works == 0));
+      if (works != 0) {
+        CHECK(q.lo == lo);
+        CHECK(q.hi == hi);
+      }
+    }
+  }
+}

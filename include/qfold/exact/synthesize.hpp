@@ -56,7 +56,8 @@ namespace detail {
   return -floor_div(-a, b);
 }
 
-// Every |v| here is below 2^17 and every multiplier considered below 2^45, so |v m| < 2^62: a
+// With a 16-bit multiplier (int48 inputs) |v| < 2^47 and m < 2^15; otherwise |v| < 2^31 and
+// m < 2^31, or |v| < 2^17 where the search goes up to 2^45 (smallest): always |v m| < 2^62, so a
 // bound beyond +-(2^62 + 1) can be saturated there without changing any answer.
 inline constexpr std::int64_t beyond = (std::int64_t{1} << 62) + 1;
 inline constexpr std::int64_t uncapped_multiplier = std::int64_t{1} << 45;
@@ -76,13 +77,25 @@ struct candidate {
 
 // The multipliers m in [0, cap] with clamp(floor((v m + 2^(s-1) + nudge) / 2^s) + ozp) == y(x)
 // for every input: each input is one or two linear inequalities on m (one where y sits on a
-// clamp bound, none where the output range is a single value).
+// clamp bound, none where the output range is a single value). The scaled value R(v) must also
+// be an int32 (apply_scale_16's REQUIRE; apply_scale_32's inputs cannot leave it) and so must
+// R(v) + ozp (apply_add_s<int32_t>): R is non-decreasing in v for m >= 0, so the domain's two
+// ends bound m from above.
 [[nodiscard]] constexpr multiplier_range multipliers(domain d, std::span<const std::int64_t> y,
                                                      const candidate& k, int s, int_range out,
                                                      std::int64_t cap) noexcept {
   multiplier_range r{0, cap};
   const std::int64_t half = std::int64_t{1} << (s - 1);
   const std::int64_t nudge = k.double_round && s > 31 ? std::int64_t{1} << 30 : 0;
+  {
+    const std::int64_t top = std::min(int32_max, int32_max - k.output_zp),
+                       bottom = std::max(int32_min, int32_min - k.output_zp);
+    const std::int64_t vhi = d.hi - k.input_zp, vlo = d.lo - k.input_zp;
+    if (vhi > 0)  // R(vhi) <= top  <=>  vhi m <= (top + 1) 2^s - c - 1
+      r.hi = std::min(r.hi, floor_div(shifted_minus(top + 1, s, half + nudge) - 1, vhi));
+    if (vlo < 0)  // R(vlo) >= bottom  <=>  vlo m >= bottom 2^s - c
+      r.hi = std::min(r.hi, floor_div(shifted_minus(bottom, s, half - nudge), vlo));
+  }
   for (std::size_t i = 0; i < y.size() && !r.empty(); ++i) {
     const std::int64_t v = d.lo + static_cast<std::int64_t>(i) - k.input_zp;
     const std::int64_t yv = y[i];
@@ -202,7 +215,11 @@ struct candidate {
     if (m.empty()) return std::nullopt;
     return scale_factor{static_cast<std::int32_t>(m.lo), s};
   };
-  if (!k.double_round) {
+  // The uncapped ranges are exact only while |v m| < 2^62 (see `beyond`): |v| < 2^17. Wider
+  // inputs (int48) skip the search and try every shift.
+  const bool narrow =
+      d.lo - k.input_zp > -(std::int64_t{1} << 17) && d.hi - k.input_zp < (std::int64_t{1} << 17);
+  if (!k.double_round && narrow) {
     int lo = min_shift, hi = std::max(min_shift, shift_estimate(y, out, cap));
     if (!multipliers(d, y, k, hi, out, uncapped_multiplier).empty()) {
       while (lo < hi) {
