@@ -251,7 +251,8 @@ class raw_spill {
         failed_ = true;
         return false;
       }
-      void* p = ::mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd_, 0);
+      void* p =
+          ::mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd_, 0);
       if (p == MAP_FAILED) {
         ::close(fd_);
         fd_ = -1;
@@ -2172,7 +2173,7 @@ class graph {
   std::unordered_set<std::string> gone_;   // values that went away (their value_info goes)
   std::vector<std::pair<const onnx::NodeProto*, std::unique_ptr<onnx::NodeProto>>> pending_;
   static constexpr std::size_t pool_min_bytes = 64 * 1024;
-  std::vector<float> scratch_;  // constant_storage() without a spill
+  std::vector<float> scratch_;     // constant_storage() without a spill
   std::vector<std::string> pool_;  // raw_data storage of erased initializers
   raw_aliases* aliases_ = nullptr;
   std::unordered_map<std::string, std::size_t> ranks_;
