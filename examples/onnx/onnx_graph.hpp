@@ -632,17 +632,17 @@ class graph {
   void inject_failure_after(std::optional<std::size_t> steps) noexcept { inject_ = steps; }
 
   // Room for the values of the next add_constant of `count` floats (qfold's optional point): in
-  // the spill when the tensor will be kept there, so that a pass folding into it is not followed
-  // by a copy of its results; else a buffer of the adapter's own (add_constant copies from it).
-  std::span<float> constant_storage(std::size_t count) {
-    const auto bytes = checked::bytes(count, sizeof(float));
-    if (!bytes) throw std::length_error("qfold_onnx: constant_storage: too many values");
-    if constexpr (std::endian::native == std::endian::little)
-      if (aliases_ != nullptr && *bytes >= raw_aliases::min_bytes)
+  // the spill, where add_constant would keep them, so that a pass folding into it is not followed
+  // by a copy of its results. Empty where add_constant would not use the spill (small tensors, no
+  // spill, big-endian hosts): the pass then folds into its own buffer.
+  std::span<float> constant_storage(std::size_t count) noexcept {
+    if constexpr (std::endian::native == std::endian::little) {
+      const auto bytes = checked::bytes(count, sizeof(float));
+      if (aliases_ != nullptr && bytes && *bytes >= raw_aliases::min_bytes)
         if (const auto room = aliases_->spill.lend(*bytes); room.data() != nullptr)
           return {reinterpret_cast<float*>(room.data()), count};
-    if (scratch_.size() < count) scratch_.assign(count, 0.0f);
-    return {scratch_.data(), count};
+    }
+    return {};
   }
 
   node_id add_constant(std::span<const float> data, std::span<const std::int64_t> shape) {
@@ -2173,7 +2173,6 @@ class graph {
   std::unordered_set<std::string> gone_;   // values that went away (their value_info goes)
   std::vector<std::pair<const onnx::NodeProto*, std::unique_ptr<onnx::NodeProto>>> pending_;
   static constexpr std::size_t pool_min_bytes = 64 * 1024;
-  std::vector<float> scratch_;     // constant_storage() without a spill
   std::vector<std::string> pool_;  // raw_data storage of erased initializers
   raw_aliases* aliases_ = nullptr;
   std::unordered_map<std::string, std::size_t> ranks_;

@@ -1,9 +1,10 @@
 // The batch-norm folding pass over any adapted IR: analysis finds every batch_norm whose input is
 // a convolution or linear node and reads its constants through the adapter; each accepted site is
 // then folded (fold_batch_norm) and applied in a transaction (two_phase.hpp). The fold runs once,
-// at apply, into one buffer reused from site to site: it runs at memory speed, so a second pass
-// over the weights during analysis would cost as much again, and holding every site's folded
-// weights until the end as much fresh memory as the weights themselves. A site the fold refuses
+// at apply, into the storage the adapter lends for the new constant (constant_storage) or else
+// one buffer reused from site to site: it runs at memory speed, so a second pass over the
+// weights during analysis would cost as much again, and holding every site's folded weights
+// until the end as much fresh memory as the weights themselves. A site the fold refuses
 // (shapes, a non-finite result) is refused before anything is mutated, so it is left as it was.
 #pragma once
 
