@@ -85,12 +85,12 @@ void memcpy_resnet50(benchmark::State& state) {
 }
 
 #if defined(QFOLD_DETAIL_X86_TARGETS)
-// The fold's row loop with each streaming kernel this CPU has (arg: index in
-// available_streaming_kernels(), widest first), and with the plain row (arg -1): what the fold
-// reaches on a CPU with only AVX2, or only x86-64's SSE, measured on this one.
+// The fold's row loop with each row kernel this CPU has (arg: index in available_row_kernels(),
+// widest first, streaming before plain), and with scale_row (arg -1, the fold before issue 15):
+// what the fold reaches on a CPU with only AVX2, or only x86-64's SSE, measured on this one.
 void rows_resnet50(benchmark::State& state) {
   auto sites = resnet50();
-  const auto all = qfold::detail::available_streaming_kernels();
+  const auto all = qfold::detail::available_row_kernels();
   const auto k = state.range(0);
   if (k >= static_cast<std::int64_t>(all.size)) {
     state.SkipWithError("this CPU has no such kernel");
@@ -114,7 +114,7 @@ void rows_resnet50(benchmark::State& state) {
   state.SetLabel(k < 0 ? "plain scale_row" : all.names[static_cast<std::size_t>(k)]);
   state.SetBytesProcessed(state.iterations() * weight_bytes(sites));
 }
-BENCHMARK(rows_resnet50)->DenseRange(-1, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK(rows_resnet50)->DenseRange(-1, 5)->Unit(benchmark::kMillisecond);
 #endif
 }  // namespace
 

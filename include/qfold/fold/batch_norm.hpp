@@ -160,9 +160,9 @@ template <std::floating_point T>
   return non_finite == 0;
 }
 
-// Rows at run time go through scale_row, which GCC compiles twice on x86-64 ELF targets (function
-// multiversioning): an AVX2 clone picked at load time where the CPU has AVX2, and the baseline.
-// Users need no -march flag; the fold then runs at memory speed (bench/README.md). Clang 14
+// Rows at run time, except float rows on x86-64 (the vector kernels below), go through scale_row,
+// which GCC compiles twice on x86-64 ELF targets (function multiversioning): an AVX2 clone picked
+// at load time where the CPU has AVX2, and the baseline. Users need no -march flag. Clang 14
 // mis-links multiversioned inline functions across translation units, so it gets the baseline.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
 [[gnu::target_clones("avx2", "default")]]
@@ -179,9 +179,9 @@ scale_row(const double* in, double* out, std::size_t n, double s) noexcept {
   return scale_into(in, out, n, s);
 }
 
-// A site whose weights are larger than this writes its folded weights with non-temporal stores:
-// they are not read again soon, and a plain store first reads every output line into the cache
-// (a third of the traffic: 0.77x memcpy on ResNet-50, 1.2x with streaming; bench/README.md).
+// A site whose weights are larger than this may write its folded weights with non-temporal
+// stores: they are not read again soon, and a plain store first reads every output line into the
+// cache. Whether that pays depends on the CPU (streaming_pays).
 inline constexpr std::size_t streaming_bytes = std::size_t{1} << 20;
 
 #if defined(QFOLD_DETAIL_X86_TARGETS)
@@ -192,11 +192,12 @@ using i32x16 = std::int32_t __attribute__((vector_size(64)));
 using i32x8 = std::int32_t __attribute__((vector_size(32)));
 using i32x4 = std::int32_t __attribute__((vector_size(16)));
 
-// scale_into for float, each full vector of the output stored non-temporally (the same products:
-// only the stores differ). Inlined into the target functions below, which compile it for their
-// ISA; the store is an asm statement on GCC (it has no generic non-temporal builtin).
-template <class V>
-[[gnu::always_inline]] inline bool stream_scale(const float* in, float* out, std::size_t n,
+// scale_into for float in explicit vectors V (the same products: only the stores differ), each
+// full vector of the output stored aligned, non-temporally when `streaming`. Inlined into the
+// target functions below, which compile it for their ISA; the non-temporal store is an asm
+// statement on GCC (it has no generic builtin for it).
+template <class V, bool streaming>
+[[gnu::always_inline]] inline bool vector_scale(const float* in, float* out, std::size_t n,
                                                 float s) noexcept {
   constexpr std::size_t lanes = sizeof(V) / sizeof(float);
   constexpr std::uint32_t exponent = 0x7f800000u;
@@ -209,9 +210,8 @@ template <class V>
         static_cast<std::uint32_t>((std::bit_cast<std::uint32_t>(v) & exponent) == exponent);
   };
   for (; i < n && reinterpret_cast<std::uintptr_t>(out + i) % sizeof(V) != 0; ++i) one(i);
-  // Vector arithmetic (GCC's vector extensions, which clang has too): the non-finite flags gather
-  // in a vector, reduced once per row; reduced per vector they were a dependency chain that made
-  // the AVX2 kernel slower than SSE.
+  // The non-finite flags gather in a vector, reduced once per row; reduced per vector they were a
+  // dependency chain that made the AVX2 kernel slower than SSE.
   using I = std::conditional_t<lanes == 16, i32x16, std::conditional_t<lanes == 8, i32x8, i32x4>>;
   I flags{};
   for (; i + lanes <= n; i += lanes) {
@@ -221,10 +221,12 @@ template <class V>
     I b;
     __builtin_memcpy(&b, &x, sizeof(V));
     flags |= (b & static_cast<std::int32_t>(exponent)) == static_cast<std::int32_t>(exponent);
+    if constexpr (!streaming) __builtin_memcpy(out + i, &x, sizeof(V));
 #if defined(__clang__)
-    __builtin_nontemporal_store(x, reinterpret_cast<V*>(out + i));
+    else
+      __builtin_nontemporal_store(x, reinterpret_cast<V*>(out + i));
 #else
-    if constexpr (lanes == 4)  // SSE, part of every x86-64 CPU
+    else if constexpr (lanes == 4)  // SSE, part of every x86-64 CPU
       asm("movntps %1, %0" : "=m"(*reinterpret_cast<V*>(out + i)) : "x"(x));
     else
       asm("vmovntps %1, %0" : "=m"(*reinterpret_cast<V*>(out + i)) : "v"(x));
@@ -232,43 +234,68 @@ template <class V>
   }
   for (std::size_t k = 0; k < lanes; ++k) non_finite |= static_cast<std::uint32_t>(flags[k] != 0);
   for (; i < n; ++i) one(i);
-  return non_finite == 0;  // the caller fences once the site's rows are done (end_streaming)
+  return non_finite == 0;  // after streamed rows the caller fences once (end_streaming)
 }
-[[gnu::target("avx512f")]] inline bool stream_scale_avx512(const float* in, float* out,
-                                                           std::size_t n, float s) noexcept {
-  return stream_scale<f32x16>(in, out, n, s);
+template <bool streaming>
+[[gnu::target("avx512f")]] inline bool scale_avx512(const float* in, float* out, std::size_t n,
+                                                    float s) noexcept {
+  return vector_scale<f32x16, streaming>(in, out, n, s);
 }
-[[gnu::target("avx2")]] inline bool stream_scale_avx2(const float* in, float* out, std::size_t n,
-                                                      float s) noexcept {
-  return stream_scale<f32x8>(in, out, n, s);
+template <bool streaming>
+[[gnu::target("avx2")]] inline bool scale_avx2(const float* in, float* out, std::size_t n,
+                                               float s) noexcept {
+  return vector_scale<f32x8, streaming>(in, out, n, s);
 }
-inline bool stream_scale_sse(const float* in, float* out, std::size_t n, float s) noexcept {
-  return stream_scale<f32x4>(in, out, n, s);
+template <bool streaming>
+inline bool scale_sse(const float* in, float* out, std::size_t n, float s) noexcept {
+  return vector_scale<f32x4, streaming>(in, out, n, s);
 }
-using streaming_row = bool (*)(const float*, float*, std::size_t, float) noexcept;
-// Every streaming kernel this CPU can run, widest first (tests and benchmarks compare them); the
-// fold uses the first. SSE is part of x86-64 itself, so some kernel always runs.
-struct streaming_kernels {
-  std::array<streaming_row, 3> kernels{};
-  std::array<const char*, 3> names{};
+using row_kernel = bool (*)(const float*, float*, std::size_t, float) noexcept;
+// Every row kernel this CPU can run, widest ISA first, the streaming copy before the plain one
+// (tests and benchmarks compare them all). SSE is part of x86-64 itself, so four always run.
+struct row_kernels {
+  std::array<row_kernel, 6> kernels{};
+  std::array<const char*, 6> names{};
+  std::array<bool, 6> streaming{};
   std::size_t size = 0;
 };
-inline streaming_kernels available_streaming_kernels() noexcept {
-  streaming_kernels r;
-  const auto add = [&](streaming_row k, const char* name) {
+inline row_kernels available_row_kernels() noexcept {
+  row_kernels r;
+  const auto add = [&](row_kernel k, const char* name, bool streaming) {
     r.kernels[r.size] = k;
-    r.names[r.size++] = name;
+    r.names[r.size] = name;
+    r.streaming[r.size++] = streaming;
   };
   const vector_isa isa = cpu_vector_isa();
-  if (isa >= vector_isa::avx512) add(&stream_scale_avx512, "avx512f");
-  if (isa >= vector_isa::avx2) add(&stream_scale_avx2, "avx2");
-  add(&stream_scale_sse, "sse");
+  if (isa >= vector_isa::avx512) {
+    add(&scale_avx512<true>, "avx512f streaming", true);
+    add(&scale_avx512<false>, "avx512f", false);
+  }
+  if (isa >= vector_isa::avx2) {
+    add(&scale_avx2<true>, "avx2 streaming", true);
+    add(&scale_avx2<false>, "avx2", false);
+  }
+  add(&scale_sse<true>, "sse streaming", true);
+  add(&scale_sse<false>, "sse", false);
   return r;
 }
-// The streaming kernel the fold uses (chosen once).
-inline streaming_row streaming_kernel() noexcept {
-  static const streaming_row k = available_streaming_kernels().kernels[0];
-  return k;
+// Non-temporal stores pay on the Intel Xeons measured (ResNet-50's weights folded at 1.03-1.11x
+// memcpy, 0.65-0.69x with plain stores) and cost on AMD EPYC (0.55-0.6x memcpy, plain 0.93x), so
+// they are used on Intel only (bench/README.md, "Batch norm").
+inline bool streaming_pays() noexcept {
+  __builtin_cpu_init();
+  return __builtin_cpu_is("intel");
+}
+// The kernel for rows of a site of at least streaming_bytes (`large`) or smaller (chosen once).
+inline row_kernel row_kernel_for(bool large) noexcept {
+  static const std::array<row_kernel, 2> chosen = [] {
+    const row_kernels all = available_row_kernels();
+    std::size_t plain = 0;
+    while (all.streaming[plain]) ++plain;  // the widest plain kernel
+    return std::array<row_kernel, 2>{all.kernels[plain],
+                                     streaming_pays() ? all.kernels[0] : all.kernels[plain]};
+  }();
+  return chosen[large ? 1 : 0];
 }
 #endif
 
@@ -280,16 +307,15 @@ inline void end_streaming() noexcept {
 #endif
 }
 
-// out = in * s for a row; `stream`: the row belongs to a site larger than streaming_bytes.
+// out = in * s for a row; `large`: the row belongs to a site of at least streaming_bytes.
 template <std::floating_point T>
 [[nodiscard]] constexpr bool scale(const T* in, T* out, std::size_t n, T s,
-                                   bool stream = false) noexcept {
+                                   bool large = false) noexcept {
   if (std::is_constant_evaluated()) return scale_into(in, out, n, s);
 #if defined(QFOLD_DETAIL_X86_TARGETS)
-  if constexpr (std::is_same_v<T, float>)
-    if (stream) return streaming_kernel()(in, out, n, s);
+  if constexpr (std::is_same_v<T, float>) return row_kernel_for(large)(in, out, n, s);
 #endif
-  (void)stream;
+  (void)large;
   return scale_row(in, out, n, s);
 }
 
@@ -414,11 +440,11 @@ template <std::floating_point T>
     case weight_layout::o_i_s:
     case weight_layout::o_s_i: {
       const auto block = static_cast<std::size_t>(g.block);
-      const bool stream = w.values.size() * sizeof(T) >= detail::streaming_bytes;
+      const bool large = w.values.size() * sizeof(T) >= detail::streaming_bytes;
       for (std::size_t o = 0; o < channels; ++o)
         finite =
-            detail::scale(in + o * block, out + o * block, block, folded_bias[o], stream) && finite;
-      if (stream && !std::is_constant_evaluated()) detail::end_streaming();
+            detail::scale(in + o * block, out + o * block, block, folded_bias[o], large) && finite;
+      if (large && !std::is_constant_evaluated()) detail::end_streaming();
       break;
     }
     case weight_layout::s_i_o:  // channel fastest: the scale varies per element
