@@ -207,6 +207,15 @@ class atomic_output {
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail(errno);
+    // Over an existing target: exchange the two names (atomic, like a rename), then remove the
+    // old file, now at the temporary's name. ext4 starts the write-back of the whole new file
+    // inside a rename over an existing file (auto_da_alloc), not inside an exchange (docs/onnx.md).
+    // No target (ENOENT) or no exchange on this file system (EINVAL): a plain rename.
+    if (::renameat2(AT_FDCWD, tmp_.c_str(), AT_FDCWD, target_.c_str(), RENAME_EXCHANGE) == 0) {
+      committed_ = true;
+      ::unlink(tmp_.c_str());  // on failure the old file stays at the temporary's name, harmless
+      return;
+    }
     std::error_code ec;
     std::filesystem::rename(tmp_, target_, ec);
     if (ec)
