@@ -280,11 +280,13 @@ inline row_kernels available_row_kernels() noexcept {
   return r;
 }
 // Non-temporal stores pay on the Intel Xeons measured (ResNet-50's weights folded at 1.03-1.11x
-// memcpy, 0.65-0.69x with plain stores) and cost on AMD EPYC (0.55-0.6x memcpy, plain 0.93x), so
-// they are used on Intel only (bench/README.md, "Batch norm").
+// memcpy, 0.65-0.69x with plain stores) and on AMD Zen 5 (EPYC family 1Ah: AVX-512 rows 1.12x
+// memcpy streaming, 0.83x plain), and cost on AMD Zen 1 (EPYC family 17h: 0.55-0.6x memcpy,
+// plain 0.93x), so they are used everywhere but on AMD family 17h, Zen 1 to Zen 2 (bench/README.md,
+// "Batch norm").
 inline bool streaming_pays() noexcept {
   __builtin_cpu_init();
-  return __builtin_cpu_is("intel");
+  return !__builtin_cpu_is("amdfam17h");
 }
 // The kernel for rows of a site of at least streaming_bytes (`large`) or smaller (chosen once).
 inline row_kernel row_kernel_for(bool large) noexcept {
