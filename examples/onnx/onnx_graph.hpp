@@ -598,6 +598,27 @@ class graph {
         return float_view(e);
     }
   }
+  // A float32 initializer's values where they lie, at any alignment: a tensor parsed as an alias
+  // of the input file (parse_bytes_aliased) is read in place, without the aligned copy constant()
+  // makes of misaligned bytes (the batch-norm pass reads a weight once, as it folds it). nullopt
+  // for anything else: the pass then reads constant().
+  [[nodiscard]] std::optional<qfold::unaligned_tensor_view> unaligned_constant(node_id n) const {
+    const entry& e = at(n);
+    if (!e.alive || e.kind != qfold::op_kind::constant) return std::nullopt;
+    if (e.src == source::identity) return unaligned_constant(e.base);
+    if constexpr (std::endian::native != std::endian::little) return std::nullopt;
+    if (e.src != source::initializer || e.tensor == nullptr || aliases_ == nullptr)
+      return std::nullopt;
+    const onnx::TensorProto& t = *e.tensor;
+    const auto it = aliases_->find(&t);
+    if (it == aliases_->end() || it->second.data() == nullptr ||
+        t.data_type() != onnx::TensorProto::FLOAT || !tensor_problem(t, aliases_).empty())
+      return std::nullopt;
+    // tensor_problem checked that the bytes are exactly the dims' count of floats.
+    return qfold::unaligned_tensor_view{
+        {reinterpret_cast<const std::byte*>(it->second.data()), it->second.size() / sizeof(float)},
+        {t.dims().data(), static_cast<std::size_t>(t.dims_size())}};
+  }
   [[nodiscard]] qfold::conv_attributes conv_attributes(node_id n) const { return at(n).conv; }
   [[nodiscard]] qfold::batch_norm_attributes batch_norm_attributes(node_id n) const {
     return at(n).bn;
@@ -1302,10 +1323,42 @@ class graph {
     return qfold::tensor_view<float>{std::span<const float>(t.float_data().data(), count), shape};
   }
   [[nodiscard]] std::optional<qfold::tensor_view<float>> float_view(const entry& e) const {
-    if (e.tensor != nullptr) return float_tensor(*e.tensor, aliases_);
+    if (e.tensor != nullptr) {
+      align_alias(*e.tensor);
+      return float_tensor(*e.tensor, aliases_);
+    }
     if (e.src == source::constant_node && !e.scalar.empty())
       return qfold::tensor_view<float>{e.scalar, e.shape};
     return std::nullopt;
+  }
+  // A tensor aliased to bytes not aligned for a float (the input file's, read in place) is given
+  // an aligned copy the first time it is read as floats: in the spill (the alias then views it),
+  // else in its own raw_data. Never throws: where no copy can be had, it stays as it is (and
+  // float_tensor refuses it, as for any misaligned data).
+  void align_alias(const onnx::TensorProto& t) const noexcept {
+    if (aliases_ == nullptr) return;
+    const auto it = aliases_->find(&t);
+    if (it == aliases_->end() || it->second.data() == nullptr ||
+        reinterpret_cast<std::uintptr_t>(it->second.data()) % alignof(float) == 0)
+      return;
+    const std::string_view raw = it->second;
+    const bool in_source =
+        aliases_->source_fd >= 0 && raw.data() >= aliases_->source.data() &&
+        raw.data() + raw.size() <= aliases_->source.data() + aliases_->source.size();
+    const std::string_view copy =
+        in_source
+            ? aliases_->spill.keep(raw, aliases_->source_fd,
+                                   static_cast<std::uint64_t>(raw.data() - aliases_->source.data()))
+            : aliases_->spill.keep(raw);
+    if (copy.data() != nullptr) {
+      it->second = copy;
+      return;
+    }
+    try {  // the adapter's own tensor (constant() is const only towards passes)
+      const_cast<onnx::TensorProto&>(t).set_raw_data(raw.data(), raw.size());
+      it->second = {};
+    } catch (...) {
+    }
   }
   // The TensorProto behind a constant-like entry (initializer, Constant, Identity of those).
   [[nodiscard]] const onnx::TensorProto* tensor_of(node_id n) const {

@@ -337,11 +337,11 @@ inline constexpr std::size_t splice_min_bytes = raw_aliases::min_bytes;
 // As parse_bytes, without copying the large raw_data of the main graph's initializers out of
 // `bytes` (which must then outlive the model) into fresh memory: each holds a one-byte
 // placeholder, and `aliases` gets its real bytes (see raw_aliases in onnx_graph.hpp): a view of
-// `bytes` when they are aligned for a float (the adapter reads floats in place), else of a copy
-// in the aliases' spill (made by the kernel from `fd`, the file `bytes` maps, when given). A
-// model this cannot parse so (bytes protobuf would read differently, e.g. two graph fields,
-// which protobuf merges) is parsed whole, without aliases: the result is always the model
-// parse_bytes gives, with the same bytes.
+// `bytes`, at whatever alignment they have (the adapter reads misaligned ones in place through
+// unaligned_constant, and copies them into the spill, from `fd`, the file `bytes` maps, only when
+// read as aligned floats). A model this cannot parse so (bytes protobuf would read differently,
+// e.g. two graph fields, which protobuf merges) is parsed whole, without aliases: the result is
+// always the model parse_bytes gives, with the same bytes.
 inline bool parse_bytes_aliased(std::string_view bytes, onnx::ModelProto& model,
                                 raw_aliases& aliases, int fd = -1) {
   aliases.clear();
@@ -355,10 +355,6 @@ inline bool parse_bytes_aliased(std::string_view bytes, onnx::ModelProto& model,
       [&](std::size_t k, std::string_view raw) {
         if (raw.size() < splice_min_bytes) return std::string_view();
         if constexpr (std::endian::native != std::endian::little) return std::string_view();
-        if (reinterpret_cast<std::uintptr_t>(raw.data()) % alignof(float) != 0) {
-          raw = aliases.spill.keep(raw, fd, static_cast<std::uint64_t>(raw.data() - bytes.data()));
-          if (raw.data() == nullptr) return std::string_view();  // protobuf copies it
-        }
         found.emplace_back(k, raw);
         return std::string_view(placeholder, 1);
       },

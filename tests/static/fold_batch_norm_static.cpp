@@ -2,6 +2,8 @@
 // the way there, T is deduced from arrays, and the weights kind is a required choice. Values are
 // derived by hand with powers of two, so every operation is exact.
 #include <array>
+#include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <qfold/fold/batch_norm.hpp>
 #include <type_traits>
@@ -29,6 +31,19 @@ static_assert(fold(qfold::conv_weights(w, conv_shape)) == expected);
 static_assert(fold(qfold::linear_weights(w, linear_shape)) == expected);
 static_assert(fold(qfold::weights_view{w, conv_shape, qfold::weight_layout::o_i_s, 1,
                                        qfold::weights_kind::conv}) == expected);
+
+// The same weights as bytes at an odd address (a model file's raw data read in place).
+constexpr std::array<std::byte, 9> misplaced_w = [] {
+  std::array<std::byte, 9> r{};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto one = std::bit_cast<std::array<std::byte, sizeof(float)>>(w[i]);
+    for (std::size_t k = 0; k < sizeof(float); ++k) r[1 + i * sizeof(float) + k] = one[k];
+  }
+  return r;
+}();
+static_assert(fold(qfold::weights_view<float>(
+                  qfold::unaligned_values<float>{misplaced_w.data() + 1, 2}, conv_shape,
+                  qfold::weight_layout::o_i_s, 1, qfold::weights_kind::conv)) == expected);
 
 // T comes from the data; the kind is whatever was asked for.
 static_assert(

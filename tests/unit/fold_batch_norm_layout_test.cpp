@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <qfold/fold/batch_norm.hpp>
 #include <random>
@@ -135,21 +137,28 @@ TEST_CASE("batch norm: every row kernel this CPU has gives the plain loop's bits
   std::normal_distribution<float> dist(0.0f, 3.0f);
   std::vector<float> in(120), storage(140);
   for (auto& x : in) x = dist(gen);
+  // The input also at every byte offset within a float (kernels read it byte-wise).
+  std::vector<std::byte> bytes(in.size() * sizeof(float) + 3);
   const float s = -1.7f;
   for (std::size_t k = 0; k < all.size; ++k) {
     INFO("kernel " << all.names[k]);
     std::size_t differ = 0, wrong_flag = 0;
-    for (std::size_t n = 0; n <= 112; ++n)
-      for (std::size_t offset = 0; offset < 16; ++offset) {
-        std::fill(storage.begin(), storage.end(), 0.0f);
-        float* out = storage.data() + offset;
-        wrong_flag += !all.kernels[k](in.data(), out, n, s);
-        qfold::detail::end_streaming();
-        for (std::size_t i = 0; i < n; ++i)
-          differ += std::bit_cast<std::uint32_t>(out[i]) != std::bit_cast<std::uint32_t>(in[i] * s);
-        for (std::size_t i = n + offset; i < storage.size(); ++i) differ += storage[i] != 0.0f;
-        for (std::size_t i = 0; i < offset; ++i) differ += storage[i] != 0.0f;
-      }
+    for (std::size_t shift = 0; shift < 4; ++shift)
+      for (std::size_t n = 0; n <= 112; ++n)
+        for (std::size_t offset = 0; offset < 16; ++offset) {
+          std::fill(storage.begin(), storage.end(), 0.0f);
+          float* out = storage.data() + offset;
+          std::memcpy(bytes.data() + shift, in.data(), in.size() * sizeof(float));
+          const void* from =
+              shift == 0 ? static_cast<const void*>(in.data()) : bytes.data() + shift;
+          wrong_flag += !all.kernels[k](from, out, n, s);
+          qfold::detail::end_streaming();
+          for (std::size_t i = 0; i < n; ++i)
+            differ +=
+                std::bit_cast<std::uint32_t>(out[i]) != std::bit_cast<std::uint32_t>(in[i] * s);
+          for (std::size_t i = n + offset; i < storage.size(); ++i) differ += storage[i] != 0.0f;
+          for (std::size_t i = 0; i < offset; ++i) differ += storage[i] != 0.0f;
+        }
     CHECK(differ == 0);
     CHECK(wrong_flag == 0);
     std::size_t missed = 0;
@@ -163,3 +172,105 @@ TEST_CASE("batch norm: every row kernel this CPU has gives the plain loop's bits
   }
 }
 #endif
+
+namespace {
+// `v`'s bytes starting `shift` bytes into a byte buffer, as a model file may hold them.
+struct misplaced {
+  std::vector<std::byte> storage;
+  qfold::unaligned_values<float> view;
+  misplaced(const std::vector<float>& v, std::size_t shift)
+      : storage(v.size() * sizeof(float) + shift) {
+    std::memcpy(storage.data() + shift, v.data(), v.size() * sizeof(float));
+    view = {storage.data() + shift, v.size()};
+  }
+};
+}  // namespace
+
+TEST_CASE("batch norm reads weights from bytes at any alignment, to the same bits", "[fold]") {
+  // Each layout (grouped where it has groups) and kind, small and above the streaming size:
+  // folded from unaligned_values at byte offsets 0-7 the weights and bias are those the aligned
+  // span folds to (itself checked against torch and the formula above), and so is a rejection.
+  std::mt19937 gen(31);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  using qfold::weight_layout;
+  struct layout_case {
+    weight_layout layout;
+    std::vector<std::int64_t> shape;
+    std::int64_t groups;
+    std::size_t channels;
+  };
+  const std::vector<layout_case> cases{
+      {weight_layout::o_i_s, {6, 4, 3, 3}, 2, 6},      {weight_layout::o_s_i, {6, 3, 3, 4}, 1, 6},
+      {weight_layout::s_i_o, {3, 3, 4, 6}, 1, 6},      {weight_layout::i_o_s, {4, 3, 2, 2}, 2, 6},
+      {weight_layout::o_i_s, {64, 47, 10, 10}, 1, 64},  // streamed rows where the CPU pays
+  };
+  for (const auto& c : cases)
+    for (const auto kind : {qfold::weights_kind::conv, qfold::weights_kind::linear}) {
+      std::size_t n = 1;
+      for (const auto d : c.shape) n *= static_cast<std::size_t>(d);
+      std::vector<float> w(n), mean(c.channels), var(c.channels), gamma(c.channels),
+          beta(c.channels), bias(c.channels);
+      for (auto& x : w) x = dist(gen);
+      for (std::size_t o = 0; o < c.channels; ++o) {
+        mean[o] = dist(gen);
+        var[o] = std::abs(dist(gen)) + 0.1f;
+        gamma[o] = dist(gen);
+        beta[o] = dist(gen);
+        bias[o] = dist(gen);
+      }
+      const qfold::batch_norm_params<float> bn{mean, var, gamma, beta, 1e-5f, false};
+      std::vector<float> want(n), want_b(c.channels);
+      REQUIRE_FALSE(
+          qfold::fold_batch_norm(qfold::weights_view<float>(w, c.shape, c.layout, c.groups, kind),
+                                 bias, bn, want, want_b));
+      // The same weights with a product that overflows (the rejection names the same index).
+      std::vector<float> huge = w;
+      huge[n / 2] = std::numeric_limits<float>::max();
+      std::vector<float> scratch(n), scratch_b(c.channels);
+      const auto want_r = qfold::fold_batch_norm(
+          qfold::weights_view<float>(huge, c.shape, c.layout, c.groups, kind), bias, bn, scratch,
+          scratch_b);
+      for (std::size_t shift = 0; shift < 8; ++shift) {
+        INFO("layout " << static_cast<int>(c.layout) << ", " << n << " weights, shift " << shift);
+        const misplaced m(w, shift);
+        std::vector<float> got(n), got_b(c.channels);
+        REQUIRE_FALSE(qfold::fold_batch_norm(
+            qfold::weights_view<float>(m.view, c.shape, c.layout, c.groups, kind), bias, bn, got,
+            got_b));
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < n; ++i)
+          differ += std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i]);
+        CHECK(differ == 0);
+        CHECK(got_b == want_b);
+        const misplaced mh(huge, shift);
+        const auto r = qfold::fold_batch_norm(
+            qfold::weights_view<float>(mh.view, c.shape, c.layout, c.groups, kind), bias, bn,
+            scratch, scratch_b);
+        REQUIRE(r.has_value() == want_r.has_value());
+        if (r) CHECK(r->index == want_r->index);
+      }
+    }
+}
+
+TEST_CASE("batch norm refuses unaligned weights that disagree with their shape", "[fold]") {
+  const std::vector<float> w(16, 0.5f), p(4, 1.0f);
+  const std::vector<std::int64_t> shape{4, 4};
+  const qfold::batch_norm_params<float> bn{p, p, p, p, 1e-5f, false};
+  std::vector<float> out(16), b(4);
+  const misplaced m(w, 1);
+  const auto refused = [&](qfold::weights_view<float> v) {
+    const auto r = qfold::fold_batch_norm(v, {}, bn, out, b);
+    return r && r->code == qfold::reason::invalid_shape;
+  };
+  using qfold::weight_layout, qfold::weights_kind;
+  CHECK(refused({qfold::unaligned_values<float>{m.view.bytes, 15}, shape, weight_layout::o_i_s, 1,
+                 weights_kind::linear}));
+  CHECK(refused({qfold::unaligned_values<float>{nullptr, 16}, shape, weight_layout::o_i_s, 1,
+                 weights_kind::linear}));
+  qfold::weights_view<float> both(w, shape, weight_layout::o_i_s, 1, weights_kind::linear);
+  both.unaligned = m.view;  // values and bytes at once: which would be meant?
+  CHECK(refused(both));
+  CHECK_FALSE(qfold::fold_batch_norm(
+      qfold::weights_view<float>(m.view, shape, weight_layout::o_i_s, 1, weights_kind::linear), {},
+      bn, out, b));
+}

@@ -222,7 +222,8 @@ TEST_CASE("batch norm: folded network equals the unfolded one on random inputs (
 namespace {
 // Runs the pass on a graph with exactly one batch-norm site, which it must refuse for `why`;
 // the graph must be exactly as it was.
-qfold::rejection expect_rejected(tiny::graph& g, reason why) {
+template <class G>  // tiny::graph, or an adapter derived from it
+qfold::rejection expect_rejected(G& g, reason why) {
   const std::uint64_t hash = g.structural_hash();
   const std::size_t live = g.live_count();
   const auto r = qfold::fold_batch_norms(g);
@@ -516,4 +517,57 @@ TEST_CASE("batch norm: folds into the adapter's room when it lends good room, el
     CHECK((g.added[0] == g.room.data()) == (mode == lend::good));
     CHECK(relative_difference(before, tiny::run(g, in)) < 1e-5);
   }
+}
+
+namespace {
+// An adapter that shows the weights only as bytes at an odd address (the optional point
+// unaligned_constant, as a model file's tensor data), well or badly: a view whose count or
+// address disagrees with its shape must be refused; none (nullopt) means constant() is read.
+struct unaligned_graph : lending_graph {
+  enum class show { good, short_by_one, null_bytes, none } how = show::good;
+  std::vector<std::byte> bytes;
+  std::optional<qfold::tensor_view<float>> constant(node_id n) const {
+    if (n == weight && how != show::none) return std::nullopt;  // only through the bytes
+    return tiny::graph::constant(n);
+  }
+  std::optional<qfold::unaligned_tensor_view> unaligned_constant(node_id n) const {
+    if (n != weight || how == show::none) return std::nullopt;
+    const auto c = tiny::graph::constant(n);
+    const std::size_t count = c->data.size() - (how == show::short_by_one ? 1 : 0);
+    return qfold::unaligned_tensor_view{
+        {how == show::null_bytes ? nullptr : bytes.data() + 1, count}, c->shape};
+  }
+};
+}  // namespace
+
+TEST_CASE("batch norm: reads the weights in place through unaligned_constant, checked",
+          "[graph][batch_norm]") {
+  using show = unaligned_graph::show;
+  using lend = lending_graph::lend;
+  for (const show how : {show::good, show::short_by_one, show::null_bytes, show::none})
+    for (const lend mode : {lend::good, lend::none}) {
+      INFO("show " << static_cast<int>(how) << ", lend " << static_cast<int>(mode));
+      unaligned_graph g;
+      g.how = how;
+      g.mode = mode;
+      const id x = g.input("x", {1, 4, 5, 5});
+      g.weight = random_constant(g, "w", {4, 4, 3, 3}, 1);
+      const auto w = g.tiny::graph::constant(g.weight)->data;
+      g.bytes.resize(w.size_bytes() + 1);
+      std::memcpy(g.bytes.data() + 1, w.data(), w.size_bytes());
+      const id conv = g.conv2d("conv", x, g.weight, random_constant(g, "b", {4}, 2));
+      const id bn = random_bn(g, "bn", conv, 4, 10);
+      g.mark_output(bn);
+      const std::vector<float> in = tiny::random_floats(100, 5);
+      const std::vector<float> before = tiny::run(g, in);
+      if (how == show::good || how == show::none) {
+        const site_data site = capture(g, bn);
+        REQUIRE(qfold::fold_batch_norms(g).folded() == 1);
+        check_folded_constants(g, site);
+        CHECK(relative_difference(before, tiny::run(g, in)) < 1e-5);
+        if (mode == lend::good) CHECK(g.added.front() == g.room.data());
+      } else {
+        (void)expect_rejected(g, reason::invalid_shape);
+      }
+    }
 }

@@ -38,9 +38,29 @@ enum class weights_kind : std::uint8_t {
   linear,  // fuse_linear_bn_weights: bias (b - mean) * (gamma * rsqrt) + beta
 };
 
+// `size` values of T stored in T's object representation (host byte order) at any address: a
+// model file's tensor data read where it lies, which may not be aligned for T (a T* there would
+// be undefined behaviour, so the values are read byte-wise).
+template <std::floating_point T>
+struct unaligned_values {
+  const std::byte* bytes = nullptr;
+  std::size_t size = 0;
+  [[nodiscard]] constexpr T operator[](std::size_t i) const noexcept {
+    if (!std::is_constant_evaluated()) {
+      T v;
+      __builtin_memcpy(&v, bytes + i * sizeof(T), sizeof(T));
+      return v;
+    }
+    std::array<std::byte, sizeof(T)> b{};
+    for (std::size_t k = 0; k < sizeof(T); ++k) b[k] = bytes[i * sizeof(T) + k];
+    return std::bit_cast<T>(b);
+  }
+};
+
 template <std::floating_point T>
 struct weights_view {
-  std::span<const T> values;
+  std::span<const T> values;  // empty when the weights are given as `unaligned` instead
+  unaligned_values<T> unaligned{};
   std::span<const std::int64_t> shape;  // in `layout` order
   weight_layout layout = weight_layout::o_i_s;
   std::int64_t groups = 1;
@@ -49,6 +69,13 @@ struct weights_view {
   constexpr weights_view(std::span<const T> values_, std::span<const std::int64_t> shape_,
                          weight_layout layout_, std::int64_t groups_, weights_kind kind_) noexcept
       : values(values_), shape(shape_), layout(layout_), groups(groups_), kind(kind_) {}
+  // The weights read in place from bytes at any address (e.g. a model file's raw tensor data).
+  constexpr weights_view(unaligned_values<T> unaligned_, std::span<const std::int64_t> shape_,
+                         weight_layout layout_, std::int64_t groups_, weights_kind kind_) noexcept
+      : unaligned(unaligned_), shape(shape_), layout(layout_), groups(groups_), kind(kind_) {}
+  [[nodiscard]] constexpr std::size_t size() const noexcept {
+    return values.empty() ? unaligned.size : values.size();
+  }
   // The spelling from before weights_kind, `linear` as a bool (also a required argument).
   template <std::same_as<bool> Bool>
   constexpr weights_view(std::span<const T> values_, std::span<const std::int64_t> shape_,
@@ -134,11 +161,28 @@ template <std::floating_point T>
   return x;
 }
 
-// out[i] = in[i] * s for n elements; true when every result is finite. Fixed-size blocks and an
-// integer test of the exponent bits let compilers vectorise it at -O2 (a float reduction would
-// not be), so the fold runs at memory speed.
+// Where a fold reads its weights: aligned values, or (values null) their unaligned bytes.
 template <std::floating_point T>
-[[nodiscard]] constexpr bool scale_into(const T* in, T* out, std::size_t n, T s) noexcept {
+struct weight_source {
+  const T* values = nullptr;
+  const std::byte* bytes = nullptr;
+  [[nodiscard]] constexpr T operator[](std::size_t i) const noexcept {
+    return values != nullptr ? values[i] : unaligned_values<T>{bytes, 0}[i];
+  }
+  [[nodiscard]] constexpr weight_source operator+(std::size_t i) const noexcept {
+    return values != nullptr ? weight_source{values + i, nullptr}
+                             : weight_source{nullptr, bytes + i * sizeof(T)};
+  }
+  [[nodiscard]] const void* address() const noexcept {
+    return values != nullptr ? static_cast<const void*>(values) : bytes;
+  }
+};
+
+// out[i] = in[i] * s for n elements (`in` a T* or a weight_source<T>); true when every result is
+// finite. Fixed-size blocks and an integer test of the exponent bits let compilers vectorise it
+// at -O2 (a float reduction would not be), so the fold runs at memory speed.
+template <std::floating_point T, class Source>
+[[nodiscard]] constexpr bool scale_into(Source in, T* out, std::size_t n, T s) noexcept {
   using bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
   constexpr bits exponent =
       std::bit_cast<bits>(std::numeric_limits<T>::infinity());  // all exponent bits
@@ -193,18 +237,22 @@ using i32x8 = std::int32_t __attribute__((vector_size(32)));
 using i32x4 = std::int32_t __attribute__((vector_size(16)));
 
 // scale_into for float in explicit vectors V (the same products: only the stores differ), each
-// full vector of the output stored aligned, non-temporally when `streaming`. Inlined into the
-// target functions below, which compile it for their ISA; the non-temporal store is an asm
-// statement on GCC (it has no generic builtin for it).
+// full vector of the output stored aligned, non-temporally when `streaming`. The input is read
+// byte-wise, so it may have any alignment (weight_source::address()). Inlined into the target
+// functions below, which compile it for their ISA; the non-temporal store is an asm statement on
+// GCC (it has no generic builtin for it).
 template <class V, bool streaming>
-[[gnu::always_inline]] inline bool vector_scale(const float* in, float* out, std::size_t n,
+[[gnu::always_inline]] inline bool vector_scale(const void* from, float* out, std::size_t n,
                                                 float s) noexcept {
   constexpr std::size_t lanes = sizeof(V) / sizeof(float);
   constexpr std::uint32_t exponent = 0x7f800000u;
+  const auto* in = static_cast<const unsigned char*>(from);
   std::uint32_t non_finite = 0;
   std::size_t i = 0;
   const auto one = [&](std::size_t k) {
-    const float v = in[k] * s;
+    float x;
+    __builtin_memcpy(&x, in + k * sizeof(float), sizeof(float));
+    const float v = x * s;
     out[k] = v;
     non_finite |=
         static_cast<std::uint32_t>((std::bit_cast<std::uint32_t>(v) & exponent) == exponent);
@@ -216,7 +264,7 @@ template <class V, bool streaming>
   I flags{};
   for (; i + lanes <= n; i += lanes) {
     V x;
-    __builtin_memcpy(&x, in + i, sizeof(V));
+    __builtin_memcpy(&x, in + i * sizeof(float), sizeof(V));
     x *= s;
     I b;
     __builtin_memcpy(&b, &x, sizeof(V));
@@ -237,20 +285,20 @@ template <class V, bool streaming>
   return non_finite == 0;  // after streamed rows the caller fences once (end_streaming)
 }
 template <bool streaming>
-[[gnu::target("avx512f")]] inline bool scale_avx512(const float* in, float* out, std::size_t n,
+[[gnu::target("avx512f")]] inline bool scale_avx512(const void* in, float* out, std::size_t n,
                                                     float s) noexcept {
   return vector_scale<f32x16, streaming>(in, out, n, s);
 }
 template <bool streaming>
-[[gnu::target("avx2")]] inline bool scale_avx2(const float* in, float* out, std::size_t n,
+[[gnu::target("avx2")]] inline bool scale_avx2(const void* in, float* out, std::size_t n,
                                                float s) noexcept {
   return vector_scale<f32x8, streaming>(in, out, n, s);
 }
 template <bool streaming>
-inline bool scale_sse(const float* in, float* out, std::size_t n, float s) noexcept {
+inline bool scale_sse(const void* in, float* out, std::size_t n, float s) noexcept {
   return vector_scale<f32x4, streaming>(in, out, n, s);
 }
-using row_kernel = bool (*)(const float*, float*, std::size_t, float) noexcept;
+using row_kernel = bool (*)(const void*, float*, std::size_t, float) noexcept;
 // Every row kernel this CPU can run, widest ISA first, the streaming copy before the plain one
 // (tests and benchmarks compare them all). SSE is part of x86-64 itself, so four always run.
 struct row_kernels {
@@ -311,14 +359,14 @@ inline void end_streaming() noexcept {
 
 // out = in * s for a row; `large`: the row belongs to a site of at least streaming_bytes.
 template <std::floating_point T>
-[[nodiscard]] constexpr bool scale(const T* in, T* out, std::size_t n, T s,
+[[nodiscard]] constexpr bool scale(weight_source<T> in, T* out, std::size_t n, T s,
                                    bool large = false) noexcept {
   if (std::is_constant_evaluated()) return scale_into(in, out, n, s);
 #if defined(QFOLD_DETAIL_X86_TARGETS)
-  if constexpr (std::is_same_v<T, float>) return row_kernel_for(large)(in, out, n, s);
+  if constexpr (std::is_same_v<T, float>) return row_kernel_for(large)(in.address(), out, n, s);
 #endif
   (void)large;
-  return scale_row(in, out, n, s);
+  return in.values != nullptr ? scale_row(in.values, out, n, s) : scale_into(in, out, n, s);
 }
 
 struct channel_geometry {
@@ -354,7 +402,9 @@ template <std::floating_point T>
                                      "batch norm: the weight dimensions' product overflows"))
     return r;
   // Every offset below is < count, and every channel count a product of some of the dims.
-  if (count != w.values.size())
+  if (!w.values.empty() && w.unaligned.size != 0)
+    return rejection{reason::invalid_shape, "batch norm: weights given both as values and bytes"};
+  if (count != w.size() || (w.values.empty() && w.unaligned.bytes == nullptr))
     return rejection{reason::invalid_shape, "batch norm: weight shape does not match its data"};
   const auto total = static_cast<std::int64_t>(count);
   if (w.groups < 1) return rejection{reason::ambiguous_axis, "batch norm: groups below 1"};
@@ -419,7 +469,7 @@ template <std::floating_point T>
       !sized(bn.beta.size()) || (!bias.empty() && !sized(bias.size())))
     return rejection{reason::channel_mismatch,
                      "batch norm: parameter length differs from the output channels"};
-  if (folded_weights.size() != w.values.size() || !sized(folded_bias.size()))
+  if (folded_weights.size() != w.size() || !sized(folded_bias.size()))
     return rejection{reason::channel_mismatch, "batch norm: output spans have the wrong sizes"};
   // eps is added to every variance: NaN, infinite or negative, it is no batch norm's epsilon.
   if (!math::is_finite(bn.epsilon) || bn.epsilon < 0)
@@ -435,14 +485,15 @@ template <std::floating_point T>
   const auto gamma = [&](std::size_t o) { return bn.gamma[o]; };
   // The per-channel weight scale first goes into folded_bias (scratch), which is rewritten below.
   for (std::size_t o = 0; o < channels; ++o) folded_bias[o] = gamma(o) * rsqrt(o);
-  const T* in = w.values.data();
+  const detail::weight_source<T> in{w.values.empty() ? nullptr : w.values.data(),
+                                    w.unaligned.bytes};
   T* out = folded_weights.data();
   bool finite = true;  // the full scan for the first non-finite weight runs only when this fails
   switch (w.layout) {
     case weight_layout::o_i_s:
     case weight_layout::o_s_i: {
       const auto block = static_cast<std::size_t>(g.block);
-      const bool large = w.values.size() * sizeof(T) >= detail::streaming_bytes;
+      const bool large = w.size() * sizeof(T) >= detail::streaming_bytes;
       for (std::size_t o = 0; o < channels; ++o)
         finite =
             detail::scale(in + o * block, out + o * block, block, folded_bias[o], large) && finite;
@@ -450,7 +501,7 @@ template <std::floating_point T>
       break;
     }
     case weight_layout::s_i_o:  // channel fastest: the scale varies per element
-      for (std::size_t i = 0; i < w.values.size(); i += channels)
+      for (std::size_t i = 0; i < w.size(); i += channels)
         for (std::size_t o = 0; o < channels; ++o) out[i + o] = in[i + o] * folded_bias[o];
       finite = false;  // let the scan below check
       break;

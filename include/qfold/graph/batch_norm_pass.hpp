@@ -60,13 +60,41 @@ template <class G>
   }
 }
 
-// Whether [a, a + n) and [b, b + m) share no float (addresses compared as integers: the spans
-// may come from unrelated objects).
+// Whether a and the `bytes` bytes at b share no byte (addresses compared as integers: they may
+// come from unrelated objects).
+inline bool disjoint(std::span<const float> a, const void* b, std::size_t bytes) noexcept {
+  const auto x = reinterpret_cast<std::uintptr_t>(a.data()),
+             y = reinterpret_cast<std::uintptr_t>(b);
+  return x + a.size_bytes() <= y || y + bytes <= x;
+}
 constexpr bool disjoint(std::span<const float> a, std::span<const float> b) noexcept {
   if (std::is_constant_evaluated()) return true;  // constant evaluation has no adapter storage
-  const auto x = reinterpret_cast<std::uintptr_t>(a.data()),
-             y = reinterpret_cast<std::uintptr_t>(b.data());
-  return x + a.size_bytes() <= y || y + b.size_bytes() <= x;
+  return disjoint(a, b.data(), b.size_bytes());
+}
+
+// A producer's weights as the fold reads them (layout, groups and kind are the caller's to set):
+// in place through the adapter's unaligned_constant when it has one for them (a model file's
+// bytes need no aligned copy), else constant(). The unaligned view's count is a number, not a
+// span, so it is checked against its shape here.
+template <class G>
+constexpr std::optional<weights_view<float>> weight_of(const G& g, node_id_t<G> n,
+                                                       std::optional<rejection>& bad) {
+  constexpr auto conv = weights_kind::conv;
+  if constexpr (calls_unaligned_constant<G>) {
+    if (const auto u = ir_traits<G>::unaligned_constant(g, n)) {
+      std::size_t count = 0;
+      if (checked_element_count(u->shape, count, "", "") || count != u->data.size ||
+          count > SIZE_MAX / sizeof(float) || u->data.bytes == nullptr) {
+        bad = rejection{reason::invalid_shape,
+                        "the weight's unaligned view disagrees with its shape"};
+        return std::nullopt;
+      }
+      return weights_view<float>(u->data, u->shape, weight_layout::o_i_s, 1, conv);
+    }
+  }
+  if (const auto c = ir_traits<G>::constant(g, n))
+    return weights_view<float>(c->data, c->shape, weight_layout::o_i_s, 1, conv);
+  return std::nullopt;
 }
 
 // Reads the site's constants and, when `fold` is given, folds them into it (apply); analysis
@@ -89,7 +117,9 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
     return rejection{reason::unsupported, "producer without a weight operand"};
   auto pit = std::ranges::begin(pops);
   const auto weight_id = *++pit;
-  const auto weight = T::constant(g, weight_id);
+  std::optional<rejection> bad_weight;
+  const auto weight = weight_of(g, weight_id, bad_weight);
+  if (bad_weight) return bad_weight;
   const auto mean = T::constant(g, roles->mean), var = T::constant(g, roles->variance);
   const auto gamma = roles->gamma ? T::constant(g, *roles->gamma) : std::nullopt;
   const auto beta = roles->beta ? T::constant(g, *roles->beta) : std::nullopt;
@@ -122,14 +152,18 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   const std::span<const float> beta_data = beta ? beta->data : std::span<const float>(out.zeros);
   // assign, not resize: libstdc++ 12's resize() of a float vector is not a constant expression
   // for clang (it fills memory whose lifetime has not begun).
-  const std::size_t count = weight->data.size();
+  const std::size_t count = weight->size();
   // The adapter's room is used only when it is what was asked for: the right size, and apart
   // from every value the fold reads (an adapter is not trusted to get either right).
   out.target = room(count);
   const auto apart = [&](std::span<const float> v) { return disjoint(out.target, v); };
-  if (out.target.size() != count || !apart(weight->data) || !apart(mean->data) ||
-      !apart(var->data) || !apart(gamma_data) || !apart(beta_data) ||
-      (bias && !apart(bias->data))) {
+  const bool weights_apart =
+      !weight->values.empty() ? apart(weight->values)
+      : std::is_constant_evaluated()
+          ? true
+          : disjoint(out.target, weight->unaligned.bytes, count * sizeof(float));
+  if (out.target.size() != count || !weights_apart || !apart(mean->data) || !apart(var->data) ||
+      !apart(gamma_data) || !apart(beta_data) || (bias && !apart(bias->data))) {
     if (out.weights.size() < count) out.weights.assign(count, 0.0f);
     out.target = std::span<float>(out.weights.data(), count);
   }
@@ -138,7 +172,10 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   out.bias.assign(channels, 0.0f);
   const weights_kind kind =
       T::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
-  const weights_view<float> w{weight->data, weight->shape, conv.layout, conv.groups, kind};
+  weights_view<float> w = *weight;
+  w.layout = conv.layout;
+  w.groups = conv.groups;
+  w.kind = kind;
   const batch_norm_params<float> params{
       mean->data, var->data, gamma_data, beta_data, static_cast<float>(attrs.epsilon), false};
   return fold_batch_norm(w, bias ? bias->data : std::span<const float>{}, params, out.target,

@@ -23,6 +23,9 @@ namespace qfold {
 //   use_count(g, n)     -> std::size_t: operand slots reading n's output, plus graph outputs
 // Constants and attributes:
 //   constant(g, n)      -> std::optional<tensor_view<float>> (nullopt unless n is a constant)
+//   unaligned_constant(g, n) -> std::optional<unaligned_tensor_view> (optional): the same values
+//                          in place at any alignment, for a fold that reads them once (batch-norm
+//                          weights); nullopt: the pass reads constant(g, n)
 //   conv_attributes(g, n), batch_norm_attributes(g, n)
 //   batch_norm_operands(g, n) -> batch_norm_operands<node_id> (optional: gamma / beta may be
 //   absent) output_rank(g, n)   -> std::size_t
@@ -100,6 +103,11 @@ struct ir_traits : detail::member_node_id<G> {
   static constexpr auto constant(const Graph& g, typename Graph::node_id n)
       -> decltype(g.constant(n)) {
     return g.constant(n);
+  }
+  template <class Graph = G>
+  static constexpr auto unaligned_constant(const Graph& g, typename Graph::node_id n)
+      -> decltype(g.unaligned_constant(n)) {
+    return g.unaligned_constant(n);
   }
   template <class Graph = G>
   static constexpr auto conv_attributes(const Graph& g, typename Graph::node_id n)
@@ -303,6 +311,8 @@ QFOLD_DETAIL_READ_POINT(use_count,
                         { ir_traits<G>::use_count(g, n) } -> std::convertible_to<std::size_t>)
 QFOLD_DETAIL_READ_POINT(constant, { ir_traits<G>::constant(g, n) }
                                   -> std::same_as<std::optional<tensor_view<float>>>)
+QFOLD_DETAIL_READ_POINT(unaligned_constant, { ir_traits<G>::unaligned_constant(g, n) }
+                                            -> std::same_as<std::optional<unaligned_tensor_view>>)
 QFOLD_DETAIL_READ_POINT(conv_attributes, { ir_traits<G>::conv_attributes(g, n) }
                                          -> std::convertible_to<qfold::conv_attributes>)
 QFOLD_DETAIL_READ_POINT(batch_norm_attributes, { ir_traits<G>::batch_norm_attributes(g, n) }
@@ -413,7 +423,9 @@ template <class G>
 concept batch_norm_foldable_graph = constant_graph<G> && mutable_graph<G> &&
     detail::has_conv_attributes<G> && detail::has_batch_norm_attributes<G> &&
     detail::has_output_rank<G> &&
-    (!detail::calls_batch_norm_operands<G> || detail::has_batch_norm_operands<G>);
+    (!detail::calls_batch_norm_operands<G> ||
+     detail::has_batch_norm_operands<G>)&&(!detail::calls_unaligned_constant<G> ||
+                                           detail::has_unaligned_constant<G>);
 // What the scale-into-quantize pass reads and changes: float constants and quantization.
 template <class G>
 concept quantize_foldable_graph = constant_graph<G> && mutable_graph<G> && detail::has_qparams<G> &&
@@ -503,6 +515,9 @@ constexpr bool check_batch_norm_foldable() {
     static_assert(!calls_batch_norm_operands<G> || has_batch_norm_operands<G>,
                   "qfold: ir_traits<G>::batch_norm_operands(g, n): wrong return type: expected "
                   "qfold::batch_norm_operands<node_id>");
+    static_assert(!calls_unaligned_constant<G> || has_unaligned_constant<G>,
+                  "qfold: ir_traits<G>::unaligned_constant(g, n): wrong return type: expected "
+                  "std::optional<qfold::unaligned_tensor_view>");
     static_assert(calls_output_rank<G>, "qfold: ir_traits<G>::output_rank(g, n) is missing");
     static_assert(!calls_output_rank<G> || has_output_rank<G>,
                   "qfold: ir_traits<G>::output_rank(g, n): wrong return type: expected "

@@ -50,6 +50,12 @@ struct tensor_view {
   std::span<const T> data;
   std::span<const std::int64_t> shape;
 };
+// A float constant's values where they lie, at any address (the optional point
+// unaligned_constant): e.g. a model file's raw tensor bytes, read without an aligned copy.
+struct unaligned_tensor_view {
+  unaligned_values<float> data;
+  std::span<const std::int64_t> shape;
+};
 
 struct conv_attributes {
   std::int64_t groups = 1;
