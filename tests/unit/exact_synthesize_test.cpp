@@ -980,3 +980,154 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE("exact synthesize: floor and ceil of p 2^61 / q equal unsigned 128-bit division",
+          "[exact][synthesize]") {
+  // floor_times_2_61 / ceil_times_2_61 (long division, a shift when q is a power of two) over
+  // their whole stated range |p| < 2^35, 0 < q < 2^18. The reference: |p| 2^61 / q by unsigned
+  // __int128 division and remainder, the sign applied after (floor(-z) = -ceil(z)).
+  __extension__ typedef __int128 wide;
+  __extension__ typedef unsigned __int128 uwide;
+  const auto ref = [](i64 p, i64 q, bool up) {
+    const bool neg = p < 0;
+    const uwide n = static_cast<uwide>(neg ? -p : p) << 61, uq = static_cast<uwide>(q);
+    const uwide down = n / uq, ceil = down + (n % uq != 0 ? 1 : 0);  // of |p| 2^61 / q
+    return neg ? -static_cast<wide>(up ? down : ceil) : static_cast<wide>(up ? ceil : down);
+  };
+  const i64 pmax = (i64{1} << 35) - 1, qmax = (i64{1} << 18) - 1;
+  std::vector<i64> qs{1, 2, 3, 5, 6, 7, 255, 257, 32767, 32769, 65535, 131071, qmax - 1, qmax};
+  for (int k = 0; k < 18; ++k) {  // every power of two and its neighbours
+    qs.push_back(i64{1} << k);
+    if (k > 0) qs.push_back((i64{1} << k) - 1);
+    qs.push_back((i64{1} << k) + 1);
+  }
+  std::vector<i64> ps{0, 1, 2, 3, 127, 128, 255, 256, 65535, 65536, i64{1} << 34, pmax - 1, pmax};
+  for (const i64 q : qs) {  // multiples of q and their neighbours (remainder 0, 1, q - 1)
+    for (const i64 m : {i64{1}, i64{2}, i64{3}, pmax / q}) {
+      ps.push_back(m * q);
+      ps.push_back(m * q - 1);
+      if (m * q + 1 <= pmax) ps.push_back(m * q + 1);
+    }
+  }
+  const std::size_t listed = ps.size();
+  for (std::size_t i = 0; i < listed; ++i) ps.push_back(-ps[i]);
+  std::size_t checked = 0;
+  const auto check = [&](i64 p, i64 q) {
+    INFO("p " << p << " q " << q);
+    REQUIRE(qfold::detail::synth::floor_times_2_61(p, q) == ref(p, q, false));
+    REQUIRE(qfold::detail::synth::ceil_times_2_61(p, q) == ref(p, q, true));
+    ++checked;
+  };
+  for (const i64 q : qs)
+    for (const i64 p : ps) check(p, q);
+  // Random p against every power of two and random q, p by magnitude class (small to 2^35).
+  std::mt19937_64 gen(156);
+  for (int round = 0; round < scaled(200000); ++round) {
+    const i64 mag = i64{1} << pick(gen, 1, 35);
+    const i64 p = pick(gen, -(mag - 1), mag - 1);
+    const i64 q = round % 2 == 0 ? i64{1} << pick(gen, 0, 17) : pick(gen, 1, qmax);
+    check(p, q);
+  }
+  CHECK(checked > static_cast<std::size_t>(scaled(200000)));
+}
+
+TEST_CASE("exact synthesize: candidates with illegal zero points are skipped, results unchanged",
+          "[exact][synthesize]") {
+  // The synthesis skips an input or output zero point that validate() would refuse before any
+  // evaluation, validates the rounding once per space, steps over the illegal unsigned int16
+  // output zero points 1..32767, and builds the certificate once, for the winner. The interval
+  // method (old_synth) validates every candidate's attributes: both must agree on every map, in
+  // spaces that mix legal and illegal input zero points, pin the output zero point to an illegal
+  // value (y(izp) != 0 for int16 / int32 outputs), or leave it free; on small domains the
+  // reference search confirms the smallest (shift, multiplier).
+  std::mt19937_64 gen(157);
+  int compared = 0, found = 0, with_reference = 0;
+  const auto same = [&](domain d, const std::vector<i64>& y, const qfold::rescale_space& space) {
+    const auto n = qfold::synthesize_rescale(d, y, space);
+    const auto o = old_synth::synthesize_rescale(d, y, space);
+    INFO("domain " << d.lo << ".." << d.hi << " in " << static_cast<int>(space.input_type) << "/"
+                   << space.input_unsigned << " out " << static_cast<int>(space.output_type) << "/"
+                   << space.output_unsigned << " scale32 " << space.scale32 << " dr "
+                   << space.allow_double_round << " izps " << space.input_zero_points.size());
+    REQUIRE(n.has_value() == o.has_value());
+    if (n) {
+      CHECK(n->attributes == o->attributes);
+      CHECK(n->scale == o->scale);
+      CHECK(ref_reproduces(d, y, *n));
+      ++found;
+    }
+    // (The reference search tries every output zero point a candidate leaves free: kept short.)
+    std::size_t ozps = 0;
+    const std::array<i64, 1> zero{0};
+    for (const i64 izp :
+         space.input_zero_points.empty() ? std::span<const i64>(zero) : space.input_zero_points)
+      ozps += output_zero_points(d, y, space, izp).size();
+    if (d.size() <= 48 && ozps <= 8) {
+      const auto r = reference_smallest(d, y, space);
+      REQUIRE(r.has_value() == n.has_value());
+      if (n) CHECK(n->scale == r->scale);
+      ++with_reference;
+    }
+    ++compared;
+  };
+  for (int round = 0; round < scaled(600); ++round) {
+    auto r = make_random_rescale(gen, round % 100 == 0);
+    if (!r) continue;
+    if (round % 3 == 0 && r->d.size() > 48) {  // a small domain, for the reference search
+      const i64 lo = pick(gen, r->d.lo, r->d.hi - 40);
+      r->d = domain{lo, lo + pick(gen, 2, 40)};
+      r->y.clear();
+      for (i64 x = r->d.lo; x <= r->d.hi; ++x)
+        r->y.push_back(*ref_rescale(r->attrs, r->multiplier, r->shift, x));
+    }
+    // The map's own input zero point among legal and illegal ones for every input type (i8:
+    // -128..127, u8: 0..255, i16: 0 only), some inside the domain (pinning the output zero
+    // point), some outside (leaving it free).
+    std::vector<i64> izps{r->attrs.input_zp};
+    for (int k = 0; k < 3; ++k) {
+      const std::array<i64, 9> extra{
+          -129, 256, 1000, -1, 0, 200, 128, 32768, pick(gen, r->d.lo, r->d.hi)};
+      izps.insert(izps.begin() + pick(gen, 0, static_cast<i64>(izps.size())),
+                  extra[static_cast<std::size_t>(pick(gen, 0, 8))]);
+    }
+    const std::span<const i64> iz(izps);
+    for (const bool dr : {false, true}) {
+      same(r->d, r->y, space_of(r->attrs, iz, dr));
+      // The same map in other output types (the output zero point becomes illegal or pinned).
+      auto space = space_of(r->attrs, iz, dr);
+      space.output_type = pick(gen, 0, 1) != 0 ? int_type::i16 : int_type::i32;
+      space.output_unsigned = space.output_type == int_type::i16 && pick(gen, 0, 1) != 0;
+      same(r->d, r->y, space);
+      space.scale32 = !space.scale32;
+      same(r->d, r->y, space);
+    }
+  }
+  // Unsigned int16 output: maps at output zero point 0 and 32768, with the input zero point
+  // outside the domain (both candidates tried), inside it, or clamped there.
+  for (int round = 0; round < scaled(200); ++round) {
+    const i64 ozp = pick(gen, 0, 1) * 32768, izp = pick(gen, -128, 127);
+    const qfold::rescale_attributes a{.input_type = int_type::i8,
+                                      .output_type = int_type::i16,
+                                      .output_unsigned = true,
+                                      .input_zp = izp,
+                                      .output_zp = ozp};
+    const i64 lo = pick(gen, -128, 100);
+    const domain d{lo, std::min<i64>(127, lo + pick(gen, 2, round % 2 == 0 ? 40 : 255))};
+    const int shift = static_cast<int>(pick(gen, 9, 30));
+    const i64 m = pick(gen, 0, std::min<i64>(2147483647, i64{1} << (shift + 9)));
+    std::vector<i64> y;
+    for (i64 x = d.lo; x <= d.hi; ++x) {
+      const auto v = ref_rescale(a, m, shift, x);
+      if (v) y.push_back(*v);
+    }
+    if (y.size() != d.size()) continue;
+    const std::array<i64, 2> izs{izp, pick(gen, -128, 127)};
+    same(d, y,
+         {.output_type = int_type::i16,
+          .output_unsigned = true,
+          .input_zero_points = std::span<const i64>(izs)});
+  }
+  CHECK(compared > scaled(2000));
+  CHECK(found > scaled(500));
+  CHECK(with_reference > scaled(300));
+}

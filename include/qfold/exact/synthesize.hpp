@@ -324,8 +324,11 @@ constexpr void fractions_scalar(const std::int64_t* y, std::size_t n, std::int64
 }
 
 // floor(p 2^61 / q) and ceil(p 2^61 / q) for |p| < 2^35, 0 < q < 2^18: long division in three
-// 64-bit steps (no 128-bit division).
+// 64-bit steps (no 128-bit division). For q = 2^k (often: an end of an int8 or int16 domain,
+// u = 128 or 32768) the quotient is exact, p 2^(61-k): one shift instead of three divisions.
 [[nodiscard]] constexpr wide floor_times_2_61(std::int64_t p, std::int64_t q) noexcept {
+  if (std::has_single_bit(static_cast<std::uint64_t>(q)))
+    return wide{p} * (wide{1} << (61 - std::countr_zero(static_cast<std::uint64_t>(q))));
   const std::int64_t q0 = floor_div_t<std::int64_t>(p, q), r0 = p - q0 * q;  // 0 <= r0 < q
   const std::int64_t n1 = r0 << 40, q1 = n1 / q, r1 = n1 - q1 * q;
   const std::int64_t q2 = (r1 << 21) / q;
@@ -1003,27 +1006,40 @@ struct map_facts {
   const std::span<const std::int64_t> izps = space.input_zero_points.empty()
                                                  ? std::span<const std::int64_t>(zero)
                                                  : space.input_zero_points;
-  std::optional<rescale_certificate> best;
+  // validate(attributes) is its zero-point rules (zero_point_ok of each side) and rules that read
+  // only the space and the rounding: those once per call, the zero points per candidate, before
+  // anything is evaluated (the same candidates as validating each one's attributes). Of the
+  // rounding rules DOUBLE_ROUND adds only "requires scale32".
+  const bool legal_space = static_cast<bool>(validate(attributes_of(space, {0, 0, false})));
+  const std::array<bool, 2> legal_rounding{
+      legal_space, legal_space && space.allow_double_round && space.scale32};
+  const int_range ozp_range = output_zero_points(space);
+  // The best candidate so far; its certificate is built once, for the winner.
+  bool found = false;
+  candidate best{};
+  scale_factor best_scale{};
   for (const std::int64_t izp : izps) {
-    const int_range ozp_range = output_zero_points(space);
+    if (!zero_point_ok(space.input_type, space.input_unsigned, izp)) continue;
     // With the input zero point inside the domain, R(0) = 0 pins the output zero point there.
     std::int64_t ozp_lo = ozp_range.lo, ozp_hi = ozp_range.hi;
     const bool has_zero = d.contains(izp);
     const std::int64_t y0 = has_zero ? y[offset_in(d, izp)] : 0;
     if (has_zero && y0 > out.lo && y0 < out.hi) ozp_lo = ozp_hi = y0;
-    for (std::int64_t ozp = ozp_lo; ozp <= ozp_hi; ++ozp) {
-      if (ozp_range.hi == 32768 && ozp != 0 && ozp != 32768) continue;
+    // Unsigned int16 output: of 0..32768 only 0 and 32768 are legal, so the loop steps from one
+    // to the other.
+    const auto next = [&](std::int64_t z) { return z == 0 && ozp_hi == 32768 ? ozp_hi : z + 1; };
+    for (std::int64_t ozp = ozp_lo; ozp <= ozp_hi; ozp = next(ozp)) {
+      // Illegal for the output type (validate() refuses it): skipped before any evaluation.
+      if (!zero_point_ok(space.output_type, space.output_unsigned, ozp)) continue;
       // R(0) = 0 with either rounding: y(izp) must be ozp, or clamped on ozp's side of it
       // (multipliers() is empty at every shift otherwise).
       if (has_zero && ((y0 != out.lo && y0 > ozp) || (y0 != out.hi && y0 < ozp))) continue;
       for (bool dr : {false, true}) {
-        if (dr && !(space.allow_double_round && space.scale32)) continue;
+        if (!legal_rounding[dr ? 1 : 0]) continue;
         // DOUBLE_ROUND differs only from shift 32: it cannot beat a smaller shift already found.
-        if (dr && best && best->scale.shift < 32) continue;
+        if (dr && found && best_scale.shift < 32) continue;
         const candidate k{izp, ozp, dr};
-        const rescale_attributes attrs = attributes_of(space, k);
-        if (!validate(attrs)) continue;
-        std::optional<scale_factor> s;
+        scale_factor s{};
         const auto fast =
             dr ? synth::fast_answer{}
                : synth::smallest_single(d, y, k, out, cap,
@@ -1036,19 +1052,23 @@ struct map_facts {
         } else if (fast.outcome == synth::fast_outcome::none) {
           continue;
         } else {
-          s = smallest(d, y, k, out, cap);
-          if (!s) continue;
+          const auto f = smallest(d, y, k, out, cap);
+          if (!f) continue;
           // the certificate is re-checked, never trusted
-          if (!reproduces(d, y, rescale_certificate{attrs, *s})) continue;
+          if (!reproduces(d, y, rescale_certificate{attributes_of(space, k), *f})) continue;
+          s = *f;
         }
-        const rescale_certificate c{attrs, *s};
-        if (!best || s->shift < best->scale.shift ||
-            (s->shift == best->scale.shift && s->multiplier < best->scale.multiplier))
-          best = c;
+        if (!found || s.shift < best_scale.shift ||
+            (s.shift == best_scale.shift && s.multiplier < best_scale.multiplier)) {
+          found = true;
+          best = k;
+          best_scale = s;
+        }
       }
     }
   }
-  return best;
+  if (!found) return std::nullopt;
+  return rescale_certificate{attributes_of(space, best), best_scale};
 }
 }  // namespace detail
 
