@@ -33,6 +33,9 @@ add_library(qfold_onnx INTERFACE)
 target_include_directories(qfold_onnx INTERFACE "${CMAKE_CURRENT_LIST_DIR}")
 # Imported targets' include directories are SYSTEM: protobuf's and ONNX's headers do not trip
 # qfold's warnings.
-target_link_libraries(qfold_onnx INTERFACE qfold::qfold onnx onnx_proto protobuf::libprotobuf)
+find_package(Threads REQUIRED)  # a second thread: the spill maps large rooms, tool_support
+# removes a replaced output
+target_link_libraries(qfold_onnx INTERFACE qfold::qfold onnx onnx_proto protobuf::libprotobuf
+                                           Threads::Threads)
 set(QFOLD_ONNX_FOUND TRUE)
 message(STATUS "qfold: ONNX ${ONNX_VERSION} and protobuf ${Protobuf_VERSION} found")

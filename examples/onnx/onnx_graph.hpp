@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -128,26 +129,13 @@ class raw_spill {
       if (::ftruncate(fd_, static_cast<off_t>(at + n)) != 0) return {};
       file_size_ = at + n;
     }
-    // Maps the room's pages now, in one call, instead of one fault per page while it is filled.
-    (void)::madvise(base_ + at / 4096 * 4096, at + n - at / 4096 * 4096, populate_write);
+    populate(at / 4096 * 4096, at + n);
     lent_at_ = at;
     lent_size_ = n;
     return {base_ + at, n};
 #else
     (void)n;
     return {};
-#endif
-  }
-  // Where bytes viewed here are in the memory file (false: not a view of the spill).
-  bool locate(std::string_view v, int& fd, std::uint64_t& offset) const noexcept {
-#if defined(__linux__)
-    if (base_ == nullptr || v.data() < base_ || v.data() + v.size() > base_ + size_) return false;
-    fd = fd_;
-    offset = static_cast<std::uint64_t>(v.data() - base_);
-    return true;
-#else
-    (void)v, (void)fd, (void)offset;
-    return false;
 #endif
   }
   // A copy made here is no longer read: its space serves a later keep() (never throws; space
@@ -213,6 +201,28 @@ class raw_spill {
 #if defined(__linux__)
   static constexpr std::size_t reserve = sizeof(void*) >= 8 ? std::size_t{1} << 34 : 0;
   static constexpr int populate_write = 23;  // MADV_POPULATE_WRITE (Linux 5.14); older: ignored
+  // Maps the pages of [from, to) now, in one call, instead of one fault per page while they are
+  // filled. A fresh page costs the kernel more than filling it does (allocation, zeroing, the
+  // page cache's locks), and that work scales with cores: a large range is split with a second
+  // thread (94 MB: 63 ms alone, 34 ms on two cores). Where no thread can be had, one does it all.
+  void populate(std::uint64_t from, std::uint64_t to) noexcept {
+    constexpr std::uint64_t split_bytes = std::uint64_t{1} << 21;
+    const auto range = [this](std::uint64_t a, std::uint64_t b) {
+      (void)::madvise(base_ + a, b - a, populate_write);
+    };
+    std::uint64_t mid = to;
+    std::thread other;
+    if (to - from >= split_bytes && std::thread::hardware_concurrency() > 1) {
+      mid = from + (to - from) / 2 / 4096 * 4096;
+      try {
+        other = std::thread(range, mid, to);
+      } catch (...) {
+        mid = to;
+      }
+    }
+    range(from, mid);
+    if (other.joinable()) other.join();
+  }
   // Where n bytes go: the smallest released space they fit in, else the end (nothing is claimed).
   bool place(std::size_t n, std::uint64_t& at) noexcept {
     if (fd_ >= 0) {

@@ -5,6 +5,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,9 @@ int main(int argc, char** argv) {
   try {
     qfold_onnx::run_info info;
     info.input = paths[0];
+    // Declared first, destroyed last: the file it replaces is removed while the model and its
+    // tensor store are freed (tool_support.hpp).
+    std::optional<qfold_tool::atomic_output> out;
     const qfold_onnx::input_file in(info.input);
     info.input_bytes = in.bytes().size();
     // Large tensor data is never copied into fresh heap memory: it stays in the mapped input, or
@@ -80,7 +84,8 @@ int main(int argc, char** argv) {
       writing = true;
       qfold_onnx::check_output(model);
       info.output = paths[1];
-      info.output_bytes = qfold_onnx::write_model(model, info.output, &aliases);
+      out.emplace(info.output);
+      info.output_bytes = qfold_onnx::write_model(model, *out, &aliases);
     }
     if (json) {
       qfold_onnx::print_json(std::cout, result, info);

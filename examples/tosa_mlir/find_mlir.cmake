@@ -43,6 +43,8 @@ target_include_directories(qfold_tosa SYSTEM INTERFACE ${MLIR_INCLUDE_DIRS} ${LL
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_compile_options(qfold_tosa INTERFACE -Wno-null-dereference)
 endif()
-target_link_libraries(qfold_tosa INTERFACE qfold::qfold "${QFOLD_MLIR_LIBRARY}" "${QFOLD_LLVM_LIBRARY}")
+find_package(Threads REQUIRED)  # tool_support.hpp removes a replaced output on a thread
+target_link_libraries(qfold_tosa INTERFACE qfold::qfold "${QFOLD_MLIR_LIBRARY}" "${QFOLD_LLVM_LIBRARY}"
+                                          Threads::Threads)
 set(QFOLD_TOSA_FOUND TRUE)
 message(STATUS "qfold: MLIR ${LLVM_PACKAGE_VERSION} found (${MLIR_INCLUDE_DIRS})")

@@ -597,6 +597,12 @@ TEST_CASE("onnx tool: the aliased path writes the bytes of the plain path") {
     // Unchanged, written again: the same bytes (the model lends its strings and gets them back).
     CHECK(qfold_onnx::write_model(m, out.string(), &aliases) == plain_size);
     CHECK(read_file(out) == want);
+    // The file each write replaced is gone once write_model returns (removed on a thread that
+    // the output's destructor joins), and so is every temporary.
+    std::size_t left = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      left += e.path().filename().string().starts_with(".qfold_onnx_alias_out.onnx.qfold-");
+    CHECK(left == 0);
   }
 }
 
