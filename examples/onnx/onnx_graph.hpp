@@ -138,6 +138,18 @@ class raw_spill {
     return {};
 #endif
   }
+  // Where bytes viewed here are in the memory file (false: not a view of the spill).
+  bool locate(std::string_view v, int& fd, std::uint64_t& offset) const noexcept {
+#if defined(__linux__)
+    if (base_ == nullptr || v.data() < base_ || v.data() + v.size() > base_ + size_) return false;
+    fd = fd_;
+    offset = static_cast<std::uint64_t>(v.data() - base_);
+    return true;
+#else
+    (void)v, (void)fd, (void)offset;
+    return false;
+#endif
+  }
   // A copy made here is no longer read: its space serves a later keep() (never throws; space
   // that cannot be recorded is only lost).
   void release(std::string_view copy) noexcept {

@@ -670,9 +670,11 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
   const int fd = out.fd();
   int error = 0;
   {
-    // Straight from the pieces: tensor bytes still in the input file are copied by the kernel
-    // from file to file (sendfile: no page of them is mapped for this); the rest (the skeleton,
-    // the new lengths, the spill's tensors, tensors held in memory) through writev.
+    // Straight from the pieces: tensor bytes that are in a file (the input, the spill) are
+    // copied by the kernel from file to file (sendfile: no page of them is mapped for this);
+    // the rest (the skeleton, the new lengths, tensors held in memory) through writev. Writing
+    // the spill's bytes from its mapping instead was faster back to back (ResNet-50 130 ms
+    // against 144) and twice as slow after a pause of seconds (350-400 ms against 175-190).
     std::vector<iovec> iov;
     iov.reserve(spliced.file.parts.size());
     const auto flush = [&] {
@@ -701,15 +703,13 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
       if (error != 0) break;
       int from = -1;
       std::uint64_t offset = 0;
-      // The input's bytes go by sendfile (written from its mapping, every page of it would be
-      // faulted in: ResNet-50 165 ms against 130); the rest, the spill's included, by writev
-      // (the spill's pages are mapped already, and writing from them costs less than sendfile's
-      // page-by-page splice of the memory file: 144 ms against 130).
-      if (aliases != nullptr && v.size() >= splice_min_bytes && aliases->source_fd >= 0 &&
-          v.data() >= aliases->source.data() &&
-          v.data() + v.size() <= aliases->source.data() + aliases->source.size()) {
-        from = aliases->source_fd;
-        offset = static_cast<std::uint64_t>(v.data() - aliases->source.data());
+      if (aliases != nullptr && v.size() >= splice_min_bytes) {
+        if (aliases->spill.locate(v, from, offset)) {
+        } else if (aliases->source_fd >= 0 && v.data() >= aliases->source.data() &&
+                   v.data() + v.size() <= aliases->source.data() + aliases->source.size()) {
+          from = aliases->source_fd;
+          offset = static_cast<std::uint64_t>(v.data() - aliases->source.data());
+        }
       }
       if (from >= 0) {
         flush();
