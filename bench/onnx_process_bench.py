@@ -3,7 +3,7 @@
 
 Usage:
   /usr/bin/python3 bench/onnx_process_bench.py MODEL.onnx [--rounds 9] \
-      [--tool NAME=PATH ...] [--python bench/onnx_fold_numpy.py]
+      [--tool NAME=PATH ...] [--python bench/onnx_fold_numpy.py] [--pause SECONDS]
 
 Each round runs every command once (the order reversed every other round, so that neither side
 always follows the other), each writing over its own output file as a user would. Prints, per
@@ -40,6 +40,10 @@ def main():
     ap.add_argument("--tool", action="append", default=[],
                     help="NAME=PATH of a qfold-onnx binary (repeatable)")
     ap.add_argument("--python", default=os.path.join(here, "onnx_fold_numpy.py"))
+    ap.add_argument("--pause", type=float, default=0.0,
+                    help="seconds of idle before each command: a run as a user starts it, not "
+                         "straight after another (on virtual machines whose host takes back "
+                         "idle memory, fresh pages then cost more)")
     args = ap.parse_args()
     tools = [t.split("=", 1) for t in args.tool] or [["qfold-onnx", "qfold-onnx"]]
     out = tempfile.mkdtemp(prefix="qfold-bench-")
@@ -53,6 +57,7 @@ def main():
     for r in range(args.rounds):
         order = list(cmds) if r % 2 == 0 else list(reversed(cmds))
         for k in order:
+            time.sleep(args.pause)
             t0 = time.perf_counter()
             p = subprocess.Popen(cmds[k], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             _, status, ru = os.wait4(p.pid, 0)
@@ -66,7 +71,7 @@ def main():
             sys.exit(f"{name} wrote other bytes than {tools[0][0]}")
     py_wall = statistics.median(w for w, _ in res["onnx_fold_numpy.py"])
     py_cpu = statistics.median(c for _, c in res["onnx_fold_numpy.py"])
-    print(f"CPU: {cpu_model()}; {args.rounds} rounds, alternating; "
+    print(f"CPU: {cpu_model()}; {args.rounds} rounds, alternating, pause {args.pause:g} s; "
           f"load average {os.getloadavg()[0]:.1f}")
     print("| what | wall median [min, max] | user + sys | Python / this, wall | CPU |")
     print("|---|---|---|---|---|")
