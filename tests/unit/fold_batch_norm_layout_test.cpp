@@ -15,21 +15,34 @@
 
 #include "catch_compat.hpp"
 
+namespace {
+// A batch norm's statistics and a conv bias, one value per channel from dist (variance |x| +
+// var_floor), drawn channel by channel.
+struct random_bn_data {
+  std::vector<float> mean, var, gamma, beta, bias;
+  random_bn_data(std::size_t channels, std::mt19937& gen, std::normal_distribution<float>& dist,
+                 float var_floor)
+      : mean(channels), var(channels), gamma(channels), beta(channels), bias(channels) {
+    for (std::size_t o = 0; o < channels; ++o) {
+      mean[o] = dist(gen);
+      var[o] = std::abs(dist(gen)) + var_floor;
+      gamma[o] = dist(gen);
+      beta[o] = dist(gen);
+      bias[o] = dist(gen);
+    }
+  }
+};
+}  // namespace
+
 TEST_CASE("batch norm folds OHWI and HWIO weights like OIHW, and in place", "[fold]") {
   std::mt19937 gen(17);
   std::normal_distribution<float> dist(0.0f, 2.0f);
   const std::int64_t O = 6, I = 4, H = 3, W = 2;
   std::vector<float> oihw(static_cast<std::size_t>(O * I * H * W));
   for (auto& x : oihw) x = dist(gen);
-  std::vector<float> mean(6), var(6), gamma(6), beta(6), bias(6);
-  for (std::size_t o = 0; o < 6; ++o) {
-    mean[o] = dist(gen);
-    var[o] = std::abs(dist(gen)) + 0.1f;
-    gamma[o] = dist(gen);
-    beta[o] = dist(gen);
-    bias[o] = dist(gen);
-  }
-  const qfold::batch_norm_params<float> bn{mean, var, gamma, beta, 1e-5f, false};
+  const random_bn_data p(6, gen, dist, 0.1f);
+  const auto& bias = p.bias;
+  const qfold::batch_norm_params<float> bn{p.mean, p.var, p.gamma, p.beta, 1e-5f, false};
   const auto at = [&](std::int64_t o, std::int64_t i, std::int64_t h, std::int64_t w) {
     return static_cast<std::size_t>(((o * I + i) * H + h) * W + w);
   };
@@ -79,15 +92,10 @@ TEST_CASE("batch norm: a site above the streaming size folds to the same bits", 
   REQUIRE(n * sizeof(float) >= qfold::detail::streaming_bytes);
   std::mt19937 gen(23);
   std::normal_distribution<float> dist(0.0f, 3.0f);
-  std::vector<float> w(n), mean(64), var(64), gamma(64), beta(64), bias(64);
+  std::vector<float> w(n);
   for (auto& x : w) x = dist(gen);
-  for (std::size_t o = 0; o < 64; ++o) {
-    mean[o] = dist(gen);
-    var[o] = std::abs(dist(gen)) + 0.01f;
-    gamma[o] = dist(gen);
-    beta[o] = dist(gen);
-    bias[o] = dist(gen);
-  }
+  const random_bn_data p(64, gen, dist, 0.01f);
+  const auto &mean = p.mean, &var = p.var, &gamma = p.gamma, &beta = p.beta, &bias = p.bias;
   const float eps = 1e-5f;
   const qfold::batch_norm_params<float> bn{mean, var, gamma, beta, eps, false};
   const std::vector<std::int64_t> shape{O, I, H, W};
@@ -208,17 +216,11 @@ TEST_CASE("batch norm reads weights from bytes at any alignment, to the same bit
     for (const auto kind : {qfold::weights_kind::conv, qfold::weights_kind::linear}) {
       std::size_t n = 1;
       for (const auto d : c.shape) n *= static_cast<std::size_t>(d);
-      std::vector<float> w(n), mean(c.channels), var(c.channels), gamma(c.channels),
-          beta(c.channels), bias(c.channels);
+      std::vector<float> w(n);
       for (auto& x : w) x = dist(gen);
-      for (std::size_t o = 0; o < c.channels; ++o) {
-        mean[o] = dist(gen);
-        var[o] = std::abs(dist(gen)) + 0.1f;
-        gamma[o] = dist(gen);
-        beta[o] = dist(gen);
-        bias[o] = dist(gen);
-      }
-      const qfold::batch_norm_params<float> bn{mean, var, gamma, beta, 1e-5f, false};
+      const random_bn_data p(c.channels, gen, dist, 0.1f);
+      const auto& bias = p.bias;
+      const qfold::batch_norm_params<float> bn{p.mean, p.var, p.gamma, p.beta, 1e-5f, false};
       std::vector<float> want(n), want_b(c.channels);
       REQUIRE_FALSE(
           qfold::fold_batch_norm(qfold::weights_view<float>(w, c.shape, c.layout, c.groups, kind),
