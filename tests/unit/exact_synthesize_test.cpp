@@ -768,19 +768,33 @@ TEST_CASE("exact synthesize: every vector kernel equals the scalar loop", "[exac
       r[static_cast<std::size_t>(pick(gen, 0, static_cast<i64>(n) - 1))] =
           wild[static_cast<std::size_t>(pick(gen, 0, 6))];
     }
+    // The interval whose codes count as inside: around the run's values (often all of them,
+    // often not the first or last few), anywhere within |w| < 2^33 of ozp.
+    qfold::int_range inner{ozp - (i64{1} << 33) + 1, ozp + (i64{1} << 33) - 1};
+    if (n > 0 && pick(gen, 0, 3) != 0) {
+      const auto [mn, mx] = std::minmax_element(r.begin(), r.end());
+      inner = {std::max(inner.lo, *mn + pick(gen, -1, 1)),
+               std::min(inner.hi, std::max(*mx + pick(gen, -1, 1), *mn + 1))};
+      if (inner.lo > inner.hi) inner.hi = inner.lo;
+    }
     for (const bool negative : {false, true}) {
       synth::fractions want_f;
       if (negative)
-        synth::fractions_scalar<true>(r.data(), n, u0, ozp, want_f);
+        synth::fractions_scalar<true>(r.data(), n, u0, ozp, inner, want_f);
       else
-        synth::fractions_scalar<false>(r.data(), n, u0 - static_cast<i64>(n), ozp, want_f);
+        synth::fractions_scalar<false>(r.data(), n, u0 - static_cast<i64>(n), ozp, inner, want_f);
+      // `outside` against plain comparisons of every code.
+      bool want_outside = false;
+      for (const i64 x : r) want_outside = want_outside || x < inner.lo || x > inner.hi;
+      CHECK(want_f.outside == want_outside);
       for (const auto isa : isas) {
         synth::fractions f;
         if (negative)
-          synth::add_fractions<true>(r.data(), n, u0, ozp, f, isa);
+          synth::add_fractions<true>(r.data(), n, u0, ozp, inner, f, isa);
         else
-          synth::add_fractions<false>(r.data(), n, u0 - static_cast<i64>(n), ozp, f, isa);
+          synth::add_fractions<false>(r.data(), n, u0 - static_cast<i64>(n), ozp, inner, f, isa);
         INFO("n " << n << " negative " << negative << " isa " << static_cast<int>(isa));
+        CHECK(f.outside == want_outside);
         // A wild code makes the vector lanes' answer meaningless (never used): only compare
         // runs the scalar loop found exact.
         if (!want_f.wild) CHECK(same_fractions(f, want_f));
@@ -849,6 +863,23 @@ TEST_CASE("exact synthesize: the same certificates with every vector kernel and 
           std::lower_bound(y.begin(), y.end(), low ? out.lo + 1 : out.hi) - y.begin());
       if (low && at < y.size()) y[at] = out.lo - 1;
       if (!low && at > 0) y[at - 1] = out.hi + 1;
+      same(r->d, y, space, synth::map_shape::unknown);
+    }
+    // A code of the unclamped run (anywhere, or at v = 0) set to a clamp bound or just beyond:
+    // the bounds taken for it are then not the map's, so the certificate must be evaluated.
+    for (int k = 0; k < 2; ++k) {
+      auto y = r->y;
+      const auto a =
+          static_cast<std::size_t>(std::lower_bound(y.begin(), y.end(), out.lo + 1) - y.begin());
+      const auto b =
+          static_cast<std::size_t>(std::lower_bound(y.begin(), y.end(), out.hi) - y.begin());
+      if (a >= b) break;
+      std::size_t at =
+          static_cast<std::size_t>(pick(gen, static_cast<i64>(a), static_cast<i64>(b) - 1));
+      if (k == 1 && r->d.contains(r->attrs.input_zp))
+        at = static_cast<std::size_t>(r->attrs.input_zp - r->d.lo);
+      const std::array<i64, 4> bad{out.lo, out.lo - 1, out.hi, out.hi + 1};
+      y[at] = bad[static_cast<std::size_t>(pick(gen, 0, 3))];
       same(r->d, y, space, synth::map_shape::unknown);
     }
     // A code far outside any type in the middle (the double lanes then hold garbage).

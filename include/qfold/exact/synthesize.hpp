@@ -287,12 +287,15 @@ inline constexpr std::int64_t fast_max_v = std::int64_t{1} << 17;
 // for v < 0 the same with the inequalities' sides exchanged), so only the largest lower and the
 // smallest upper fraction of each sign matter. They are kept as p / q (q > 0; q = 0 is -inf for
 // `lower`, +inf for `upper`) and compared by cross products: |w| < 2^33 and u <= 2^17 keep every
-// product below 2^52, exact in int64 and in double.
+// product below 2^52, exact in int64 and in double. `outside` says whether some code lies outside
+// an interval the caller names (`inner`: strictly inside the output range, |w| < 2^33); when
+// none does, every code's bounds were taken exactly, so the certificate needs no evaluation.
 inline constexpr std::int64_t max_w = std::int64_t{1} << 33;
 struct fractions {
   std::int64_t lp = -1, lq = 0;  // the largest (2w - 1) / u
   std::int64_t up = 1, uq = 0;   // the smallest (2w + 1) / u
   bool wild = false;             // some |w| >= 2^33 (not exact: the caller gives up)
+  bool outside = false;          // some code outside `inner` (always so when wild)
   constexpr void lower(std::int64_t p, std::int64_t q) noexcept {
     if (p * lq > lp * q) lp = p, lq = q;
   }
@@ -306,11 +309,13 @@ struct fractions {
          2 * static_cast<std::uint64_t>(max_w);
 }
 
-// Codes y[0..n) of one sign strictly inside the output range, u = u0 + i (v > 0) or u0 - i.
+// Codes y[0..n) of one sign strictly inside the output range, u = u0 + i (v > 0) or u0 - i;
+// `inner` (lo <= hi) lies within |w| < 2^33.
 template <bool Negative>
 constexpr void fractions_scalar(const std::int64_t* y, std::size_t n, std::int64_t u0,
-                                std::int64_t ozp, fractions& f) noexcept {
+                                std::int64_t ozp, int_range inner, fractions& f) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
+    if (y[i] < inner.lo || y[i] > inner.hi) f.outside = true;
     if (!w_fits(y[i], ozp)) {
       f.wild = true;
       return;
@@ -323,16 +328,17 @@ constexpr void fractions_scalar(const std::int64_t* y, std::size_t n, std::int64
   }
 }
 
-// floor(p 2^61 / q) and ceil(p 2^61 / q) for |p| < 2^35, 0 < q < 2^18: long division in three
-// 64-bit steps (no 128-bit division). For q = 2^k (often: an end of an int8 or int16 domain,
-// u = 128 or 32768) the quotient is exact, p 2^(61-k): one shift instead of three divisions.
+// floor(p 2^61 / q) and ceil(p 2^61 / q) for |p| < 2^35, 0 < q < 2^18: long division in two
+// 64-bit steps (no 128-bit division): p 2^27 (below 2^62) by q, then the remainder (below 2^18)
+// times 2^34. For q = 2^k (often: an end of an int8 or int16 domain, u = 128 or 32768) the
+// quotient is exact, p 2^(61-k): one shift instead of two divisions ((q & (q - 1)) == 0 rather
+// than std::has_single_bit, which is a library call without -mpopcnt).
 [[nodiscard]] constexpr wide floor_times_2_61(std::int64_t p, std::int64_t q) noexcept {
-  if (std::has_single_bit(static_cast<std::uint64_t>(q)))
+  if ((q & (q - 1)) == 0)
     return wide{p} * (wide{1} << (61 - std::countr_zero(static_cast<std::uint64_t>(q))));
-  const std::int64_t q0 = floor_div_t<std::int64_t>(p, q), r0 = p - q0 * q;  // 0 <= r0 < q
-  const std::int64_t n1 = r0 << 40, q1 = n1 / q, r1 = n1 - q1 * q;
-  const std::int64_t q2 = (r1 << 21) / q;
-  return wide{q0} * (wide{1} << 61) + wide{q1} * (std::int64_t{1} << 21) + q2;
+  const std::int64_t n0 = p * (std::int64_t{1} << 27);
+  const std::int64_t q0 = floor_div_t<std::int64_t>(n0, q), r0 = n0 - q0 * q;  // 0 <= r0 < q
+  return wide{q0} * (std::int64_t{1} << 34) + (r0 << 34) / q;
 }
 [[nodiscard]] constexpr wide ceil_times_2_61(std::int64_t p, std::int64_t q) noexcept {
   return -floor_times_2_61(-p, q);
@@ -591,8 +597,9 @@ template <class U>
 // are exact (below 2^52), so the comparisons are those of the scalar loop; each lane keeps its
 // own best fractions, merged exactly in int64 at the end. No |w| check here: |w| is bounded by
 // the run's ends for a non-decreasing map (the caller checks them), and for any other map the
-// answer is never trusted (a certificate is evaluated on every code; a refusal only after the
-// map is found non-decreasing), while unsigned and double lanes have no undefined behaviour.
+// answer is never trusted (such a code is `outside`, so a certificate is evaluated on every
+// code; a refusal is trusted only after the map is found non-decreasing), while unsigned and
+// double lanes have no undefined behaviour.
 // out = v with lane k taken from lane k ^ H (H a power of two below the lane count); a lane loop
 // where the compiler lacks __builtin_shufflevector (GCC before 12).
 #if defined(__has_builtin)
@@ -661,15 +668,21 @@ template <std::size_t H, class F>
 
 template <bool Negative, class U, class F>
 [[gnu::always_inline]] inline void fractions_v(const std::int64_t* y, std::size_t n,
-                                               std::int64_t u0, std::int64_t ozp,
+                                               std::int64_t u0, std::int64_t ozp, int_range inner,
                                                fractions& out) noexcept {
   constexpr std::size_t w = lanes_of<U>;
   fractions f = out;
   if (n < 2 * w) {
-    fractions_scalar<Negative>(y, n, u0, ozp, f);
+    fractions_scalar<Negative>(y, n, u0, ozp, inner, f);
     out = f;
     return;
   }
+  // y outside inner: with d = y - inner.lo (mod 2^64) and span = inner.hi - inner.lo < 2^63,
+  // d > span, i.e. d >= 2^63 or d + (2^63 - 1 - span) >= 2^63: the top bit of d | (d + that).
+  U in_lo = {}, in_k = {}, off = {};
+  splat(in_lo, static_cast<std::uint64_t>(inner.lo));
+  splat(in_k,
+        (bias - 1) - (static_cast<std::uint64_t>(inner.hi) - static_cast<std::uint64_t>(inner.lo)));
   constexpr std::uint64_t magic_bits = 0x4338000000000000;  // 2^52 + 2^51
   const auto uozp = static_cast<std::uint64_t>(ozp);
   U c = {};
@@ -691,6 +704,8 @@ template <bool Negative, class U, class F>
   const auto one = [&](std::size_t i, const F& ui, F& lp, F& lq, F& up, F& uq) {
     U yv;
     load(yv, y + i);
+    const U d = yv - in_lo;
+    off |= d | (d + in_k);
     const U bits = Negative ? c - (yv + yv) : (yv + yv) + c;
     const F pl = reinterpret_cast<F>(bits) - magic, pu = pl + two;
     const auto ml = pl * lq > lp * ui;
@@ -724,6 +739,7 @@ template <bool Negative, class U, class F>
   up0 = mu ? up1 : up0;
   uq0 = mu ? uq1 : uq0;
   merge_lanes<w / 2>(lp0, lq0, up0, uq0, f);
+  if ((or_lanes(off) >> 63) != 0) f.outside = true;
   out = f;
 }
 
@@ -740,11 +756,12 @@ inline bool reproduces_baseline(std::span<const std::int64_t> y, const verify_ar
   return reproduces_v<u64x2>(y, g);
 }
 inline void fractions_baseline(const std::int64_t* y, std::size_t n, std::int64_t u0,
-                               std::int64_t ozp, bool negative, fractions& f) noexcept {
+                               std::int64_t ozp, int_range inner, bool negative,
+                               fractions& f) noexcept {
   if (negative)
-    fractions_v<true, u64x2, f64x2>(y, n, u0, ozp, f);
+    fractions_v<true, u64x2, f64x2>(y, n, u0, ozp, inner, f);
   else
-    fractions_v<false, u64x2, f64x2>(y, n, u0, ozp, f);
+    fractions_v<false, u64x2, f64x2>(y, n, u0, ozp, inner, f);
 }
 #if defined(QFOLD_DETAIL_X86_TARGETS)
 [[gnu::target("avx2")]] inline std::size_t trailing_avx2(const std::int64_t* y, std::size_t n,
@@ -761,12 +778,13 @@ inline void fractions_baseline(const std::int64_t* y, std::size_t n, std::int64_
   return reproduces_v<u64x4>(y, g);
 }
 [[gnu::target("avx2")]] inline void fractions_avx2(const std::int64_t* y, std::size_t n,
-                                                   std::int64_t u0, std::int64_t ozp, bool negative,
+                                                   std::int64_t u0, std::int64_t ozp,
+                                                   int_range inner, bool negative,
                                                    fractions& f) noexcept {
   if (negative)
-    fractions_v<true, u64x4, f64x4>(y, n, u0, ozp, f);
+    fractions_v<true, u64x4, f64x4>(y, n, u0, ozp, inner, f);
   else
-    fractions_v<false, u64x4, f64x4>(y, n, u0, ozp, f);
+    fractions_v<false, u64x4, f64x4>(y, n, u0, ozp, inner, f);
 }
 [[gnu::target("avx512f")]] inline std::size_t trailing_avx512(const std::int64_t* y, std::size_t n,
                                                               std::int64_t value) noexcept {
@@ -783,11 +801,12 @@ inline void fractions_baseline(const std::int64_t* y, std::size_t n, std::int64_
 }
 [[gnu::target("avx512f")]] inline void fractions_avx512(const std::int64_t* y, std::size_t n,
                                                         std::int64_t u0, std::int64_t ozp,
-                                                        bool negative, fractions& f) noexcept {
+                                                        int_range inner, bool negative,
+                                                        fractions& f) noexcept {
   if (negative)
-    fractions_v<true, u64x8, f64x8>(y, n, u0, ozp, f);
+    fractions_v<true, u64x8, f64x8>(y, n, u0, ozp, inner, f);
   else
-    fractions_v<false, u64x8, f64x8>(y, n, u0, ozp, f);
+    fractions_v<false, u64x8, f64x8>(y, n, u0, ozp, inner, f);
 }
 #endif
 
@@ -827,14 +846,15 @@ inline void fractions_baseline(const std::int64_t* y, std::size_t n, std::int64_
 }
 template <bool Negative>
 constexpr void add_fractions(const std::int64_t* y, std::size_t n, std::int64_t u0,
-                             std::int64_t ozp, fractions& f, vector_isa isa) noexcept {
+                             std::int64_t ozp, int_range inner, fractions& f,
+                             vector_isa isa) noexcept {
   if (std::is_constant_evaluated() || isa == vector_isa::scalar)
-    return fractions_scalar<Negative>(y, n, u0, ozp, f);
+    return fractions_scalar<Negative>(y, n, u0, ozp, inner, f);
 #if defined(QFOLD_DETAIL_X86_TARGETS)
-  if (isa == vector_isa::avx512) return fractions_avx512(y, n, u0, ozp, Negative, f);
-  if (isa == vector_isa::avx2) return fractions_avx2(y, n, u0, ozp, Negative, f);
+  if (isa == vector_isa::avx512) return fractions_avx512(y, n, u0, ozp, inner, Negative, f);
+  if (isa == vector_isa::avx2) return fractions_avx2(y, n, u0, ozp, inner, Negative, f);
 #endif
-  return fractions_baseline(y, n, u0, ozp, Negative, f);
+  return fractions_baseline(y, n, u0, ozp, inner, Negative, f);
 }
 
 // The first index whose value is not below `value` (y non-decreasing). Branch-free: the answer
@@ -890,9 +910,10 @@ struct map_facts {
 // per code: the bounds at shift 62 from the largest lower and smallest upper fraction of each
 // sign of v (one vector pass over the unclamped codes; for a known line the fractions are
 // monotone in v, so the ends of each sign's run give them), and the codes at the clamp edges;
-// every shift follows from them. The candidate is then evaluated on every code. `none` is exact
-// for a non-decreasing map (the caller checks that before trusting it); `unknown` sends the
-// caller to the interval method (outside the ranges argued for here).
+// every shift follows from them. The candidate is evaluated on every code unless every code's
+// bounds were taken exactly (then it holds by construction). `none` is exact for a
+// non-decreasing map (the caller checks that before trusting it); `unknown` sends the caller to
+// the interval method (outside the ranges argued for here).
 [[nodiscard, gnu::always_inline]] constexpr fast_answer smallest_single(
     domain d, std::span<const std::int64_t> y, const candidate& k, int_range out, std::int64_t cap,
     int min_shift, const map_facts& facts, vector_isa isa) {
@@ -904,12 +925,14 @@ struct map_facts {
   const std::size_t n = y.size();
   // [a, b): strictly inside the output range (for a non-decreasing map: any other split is only
   // verified, never trusted): the runs of out.lo at the start and out.hi at the end, each found
-  // by a vector scan that stops at its end (classification may have found the first already).
+  // by a vector scan that stops at its end (classification may have found the first already;
+  // an end that is not clamped needs no scan).
   const std::size_t a =
-      facts.run > 0 && y.front() == out.lo
-          ? facts.run
-          : first_off_line(y.data(), n, static_cast<std::uint64_t>(out.lo), 0, isa);
-  const std::size_t b = std::max(a, n - trailing(y.data(), n, out.hi, isa));
+      y.front() != out.lo ? 0
+      : facts.run > 0     ? facts.run
+                          : first_off_line(y.data(), n, static_cast<std::uint64_t>(out.lo), 0, isa);
+  const std::size_t b =
+      y.back() != out.hi ? n : std::max(a, n - trailing(y.data(), n, out.hi, isa));
   // [a, zero): v < 0; [pos, b): v > 0.
   const std::size_t zero = static_cast<std::size_t>(
       std::clamp<std::int64_t>(-vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));
@@ -948,20 +971,35 @@ struct map_facts {
   }
   for (std::size_t e = 0; e < edges; ++e)
     if (!add_code(edge[e])) return none;
-  if (a < b && !line) {
+  // Whether every code's bounds were taken exactly, so that any multiplier in [lo, hi] gives y on
+  // every code and the evaluation below could not fail: the clamped runs hold exactly out.lo and
+  // out.hi (as scanned) and follow from their edge codes; each code of [a, b) must lie strictly
+  // inside the output range (where the map needs R + ozp = y exactly, which its two bounds say)
+  // with |w| < 2^33 (exact fractions). A rising line's [a, b) lies between its ends; otherwise
+  // the fraction passes check each code (`outside`) and the v = 0 code is checked here.
+  bool exact = true;
+  if (a < b && line) {
+    exact = y[a] > out.lo && y[b - 1] < out.hi;
+  } else if (a < b) {
     // For a non-decreasing map |t| in [a, b) is bounded by its ends; otherwise `wild` may say so.
     if (!w_fits(y[a], ozp) || !w_fits(y[b - 1], ozp)) return {};
-    add_fractions<true>(y.data() + a, zero - a, -(vlo + static_cast<std::int64_t>(a)), ozp, fneg,
-                        isa);
-    add_fractions<false>(y.data() + pos, b - pos, vlo + static_cast<std::int64_t>(pos), ozp, fpos,
-                         isa);
+    const int_range inner{std::max(out.lo + 1, ozp - max_w + 1),
+                          std::min(out.hi - 1, ozp + max_w - 1)};
+    exact = inner.lo <= inner.hi && (pos == zero || (y[zero] > out.lo && y[zero] < out.hi));
+    const int_range checked = exact ? inner : int_range{ozp, ozp};  // (never empty)
+    add_fractions<true>(y.data() + a, zero - a, -(vlo + static_cast<std::int64_t>(a)), ozp, checked,
+                        fneg, isa);
+    add_fractions<false>(y.data() + pos, b - pos, vlo + static_cast<std::int64_t>(pos), ozp,
+                         checked, fpos, isa);
     if (fneg.wild || fpos.wild) return {};
+    exact = exact && !fneg.outside && !fpos.outside;
   }
   apply_fractions(fpos, fneg, lo, hi);
   if (lo > hi) return none;  // empty at 62, so at every shift
   const auto f = first_feasible(lo, hi, std::max(min_shift, 2), cap);
   if (!f) return none;
-  if (!reproduces_single(y, {vlo, a, b, f->multiplier, f->shift, ozp, out}, isa)) return {};
+  if (!exact && !reproduces_single(y, {vlo, a, b, f->multiplier, f->shift, ozp, out}, isa))
+    return {};
   return {fast_outcome::found, *f};
 }
 }  // namespace synth
@@ -986,8 +1024,8 @@ struct map_facts {
     const synth::map_facts& facts, vector_isa isa) {
   if (y.size() != d.size() || y.empty() || !domain_in_type(d, space)) return std::nullopt;
   // A RESCALE is non-decreasing (multiplier >= 0, clamp): anything else is refused. Checked once,
-  // before the first refusal or interval search is trusted (a certificate the fast path found was
-  // evaluated on every code, so the map is non-decreasing then). A known line is non-decreasing
+  // before the first refusal or interval search is trusted (a certificate the fast path found
+  // gives y on every code, so the map is non-decreasing then). A known line is non-decreasing
   // exactly when it rises.
   int monotone = facts.shape == synth::map_shape::rising_line    ? 1
                  : facts.shape == synth::map_shape::falling_line ? -1
@@ -1045,7 +1083,7 @@ struct map_facts {
                : synth::smallest_single(d, y, k, out, cap,
                                         smallest_legal_shift(d, izp, cap > 32767), facts, isa);
         if (fast.outcome == synth::fast_outcome::found) {
-          s = fast.scale;  // already evaluated on every code (reproduces_single)
+          s = fast.scale;  // it gives y on every code (proven or evaluated): y is non-decreasing
           monotone = 1;
         } else if (!non_decreasing()) {
           return std::nullopt;
