@@ -773,8 +773,10 @@ TEST_CASE("exact synthesize: every vector kernel equals the scalar loop", "[exac
     qfold::int_range inner{ozp - (i64{1} << 33) + 1, ozp + (i64{1} << 33) - 1};
     if (n > 0 && pick(gen, 0, 3) != 0) {
       const auto [mn, mx] = std::minmax_element(r.begin(), r.end());
-      inner = {std::max(inner.lo, *mn + pick(gen, -1, 1)),
-               std::min(inner.hi, std::max(*mx + pick(gen, -1, 1), *mn + 1))};
+      // Clamped first: a wild value +- 1 would overflow.
+      const i64 lo = std::clamp(*mn, inner.lo, inner.hi), hi = std::clamp(*mx, inner.lo, inner.hi);
+      inner = {std::max(inner.lo, lo + pick(gen, -1, 1)),
+               std::min(inner.hi, std::max(hi + pick(gen, -1, 1), lo + 1))};
       if (inner.lo > inner.hi) inner.hi = inner.lo;
     }
     for (const bool negative : {false, true}) {
