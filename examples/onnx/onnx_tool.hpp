@@ -673,8 +673,9 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
     // Straight from the pieces: tensor bytes that are in a file (the input, the spill) are
     // copied by the kernel from file to file (sendfile: no page of them is mapped for this);
     // the rest (the skeleton, the new lengths, tensors held in memory) through writev. Writing
-    // the spill's bytes from its mapping instead was faster back to back (ResNet-50 130 ms
-    // against 144) and twice as slow after a pause of seconds (350-400 ms against 175-190).
+    // the spill's bytes from its mapping instead was faster back to back (ResNet-50 on an AMD
+    // EPYC Zen 5: 130 ms against 144) and twice as slow after a pause of seconds (350-400 ms
+    // against 175-190).
     std::vector<iovec> iov;
     iov.reserve(spliced.file.parts.size());
     const auto flush = [&] {
@@ -703,15 +704,7 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
       if (error != 0) break;
       int from = -1;
       std::uint64_t offset = 0;
-      if (aliases != nullptr && v.size() >= splice_min_bytes) {
-        if (aliases->spill.locate(v, from, offset)) {
-        } else if (aliases->source_fd >= 0 && v.data() >= aliases->source.data() &&
-                   v.data() + v.size() <= aliases->source.data() + aliases->source.size()) {
-          from = aliases->source_fd;
-          offset = static_cast<std::uint64_t>(v.data() - aliases->source.data());
-        }
-      }
-      if (from >= 0) {
+      if (aliases != nullptr && v.size() >= splice_min_bytes && aliases->locate(v, from, offset)) {
         flush();
         auto in = static_cast<off_t>(offset);
         while (!v.empty() && error == 0) {

@@ -62,13 +62,13 @@ template <class G>
 
 // Whether a and the `bytes` bytes at b share no byte (addresses compared as integers: they may
 // come from unrelated objects).
-inline bool disjoint(std::span<const float> a, const void* b, std::size_t bytes) noexcept {
+constexpr bool disjoint(std::span<const float> a, const void* b, std::size_t bytes) noexcept {
+  if (std::is_constant_evaluated()) return true;  // constant evaluation has no adapter storage
   const auto x = reinterpret_cast<std::uintptr_t>(a.data()),
              y = reinterpret_cast<std::uintptr_t>(b);
   return x + a.size_bytes() <= y || y + bytes <= x;
 }
 constexpr bool disjoint(std::span<const float> a, std::span<const float> b) noexcept {
-  if (std::is_constant_evaluated()) return true;  // constant evaluation has no adapter storage
   return disjoint(a, b.data(), b.size_bytes());
 }
 
@@ -157,13 +157,11 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   // from every value the fold reads (an adapter is not trusted to get either right).
   out.target = room(count);
   const auto apart = [&](std::span<const float> v) { return disjoint(out.target, v); };
-  const bool weights_apart =
-      !weight->values.empty() ? apart(weight->values)
-      : std::is_constant_evaluated()
-          ? true
-          : disjoint(out.target, weight->unaligned.bytes, count * sizeof(float));
-  if (out.target.size() != count || !weights_apart || !apart(mean->data) || !apart(var->data) ||
-      !apart(gamma_data) || !apart(beta_data) || (bias && !apart(bias->data))) {
+  const void* weights = weight->values.empty() ? static_cast<const void*>(weight->unaligned.bytes)
+                                               : weight->values.data();
+  if (out.target.size() != count || !disjoint(out.target, weights, count * sizeof(float)) ||
+      !apart(mean->data) || !apart(var->data) || !apart(gamma_data) || !apart(beta_data) ||
+      (bias && !apart(bias->data))) {
     if (out.weights.size() < count) out.weights.assign(count, 0.0f);
     out.target = std::span<float>(out.weights.data(), count);
   }
