@@ -2,7 +2,8 @@
 // in tests/fuzz/corpus/onnx_fold/): small models, each a few KB, with every site form qfold-onnx
 // folds (Conv, grouped ConvTranspose, Gemm transB 0/1, MatMul, MatMul + Add, Identity and Constant
 // parameters) and the refusals around them (rank-3 MatMul, shared output, empty BN parameters,
-// a lying value_info, a subgraph reading an outer value). Deterministic: the same bytes each run.
+// a lying value_info, a subgraph reading an outer value), and one with tensors large enough for
+// the aliased fast path. Deterministic: the same bytes each run.
 // qfold_onnx_make_models mutate-seeds DIR: the same models behind 16 control bytes, the corpus of
 // tests/fuzz/onnx_mutate.cpp (tests/fuzz/corpus/onnx_mutate/).
 // qfold_onnx_make_models bad CASE OUT: the hostile model of one CLI case of bad_input.cmake.
@@ -319,6 +320,35 @@ int make_seeds(const std::string& dir) {
       b.bn("bn2", "p", "bn2", "y2");
       b.output("y2");
       save(dir, "conv1d_reshape_matmul", b.m);
+    }
+    {  // Weights of at least 4 KiB, aliased by the fast path (names of 1-4 characters put their
+       // bytes at different offsets mod 4): Conv + BN read in place, one with a second reader
+       // (refused: written from the input), a Gemm transB 0 weight read through constant()
+       // (an aligned copy in the spill)
+      builder b;
+      b.input("x", {1, 8, 5, 5});
+      b.init("a", {16, 8, 3, 3});
+      b.bn_params("bna", 16);
+      b.init("bb", {16, 16, 2, 2});
+      b.bn_params("bnb", 16);
+      b.init("ccc", {64, 16});
+      b.bn_params("bnc", 16);
+      b.init("dddd", {16, 16, 2, 2});
+      b.bn_params("bnd", 16);
+      b.node("Conv", "conv_a", {"x", "a"}, {"ca"});
+      b.bn("bna", "ca", "bna", "ya");
+      b.node("Conv", "conv_b", {"ya", "bb"}, {"cb"});
+      b.bn("bnb", "cb", "bnb", "yb");
+      b.node("Conv", "conv_d", {"ya", "dddd"}, {"cd"});
+      b.bn("bnd", "cd", "bnd", "yd");
+      b.node("Flatten", "flat", {"yb"}, {"f"});
+      auto* gemm = b.node("Gemm", "gemm", {"f", "ccc"}, {"g"});
+      builder::attr(gemm, "transB", std::int64_t{0});
+      b.bn("bnc", "g", "bnc", "yc");
+      b.output("yc");
+      b.output("yd");
+      b.output("cd");
+      save(dir, "aliased_every_alignment", b.m);
     }
   } catch (const std::exception& e) {
     std::cerr << "qfold_onnx_make_models: " << e.what() << "\n";
