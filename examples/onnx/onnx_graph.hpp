@@ -303,11 +303,29 @@ class raw_spill {
 // sees a data field) and its real bytes are the view here. A view whose data() is null means
 // "not aliased (any more)": raw_data holds the bytes. Writing the model (write_model) splices
 // the views back in place of the placeholders. Views must stay valid as long as the model.
+// A tensor added by add_scaled_constant is not in the map: its raw_data is the placeholder and
+// its values are `deferred`, a batch-norm fold made piece by piece as the model is written, or in
+// full (then aliased as any other) the first time the adapter reads it.
 struct raw_aliases : std::unordered_map<const onnx::TensorProto*, std::string_view> {
   raw_spill spill;
   std::string_view source;  // the mapped file the views may point into, and its descriptor
   int source_fd = -1;
   static constexpr std::size_t min_bytes = 4096;  // smaller data is stored in the model
+  // The weights a fold scales (in `source`, which outlives the model, at any alignment) and a
+  // copy of everything else it needs.
+  struct scaled {
+    const std::byte* bytes = nullptr;
+    std::size_t count = 0;
+    std::vector<std::int64_t> shape;
+    qfold::weight_layout layout{};
+    std::int64_t groups = 1;
+    qfold::weights_kind kind{};
+    std::vector<float> scales;
+    [[nodiscard]] qfold::scaled_weights recipe() const noexcept {
+      return {{qfold::unaligned_values<float>{bytes, count}, shape, layout, groups, kind}, scales};
+    }
+  };
+  std::unordered_map<const onnx::TensorProto*, scaled> deferred;
   // Which file bytes viewed here are in, and where (false: in memory only): the spill or the
   // mapped input.
   bool locate(std::string_view v, int& fd, std::uint64_t& offset) const noexcept {
@@ -327,6 +345,13 @@ inline std::string_view raw_bytes(const onnx::TensorProto& t, const raw_aliases*
     if (const auto it = aliases->find(&t); it != aliases->end() && it->second.data() != nullptr)
       return it->second;
   return t.raw_data();
+}
+// The size of a tensor's raw_data bytes, made or not.
+inline std::size_t raw_size(const onnx::TensorProto& t, const raw_aliases* aliases) {
+  if (aliases != nullptr)
+    if (const auto d = aliases->deferred.find(&t); d != aliases->deferred.end())
+      return d->second.count * sizeof(float);
+  return raw_bytes(t, aliases).size();
 }
 
 // "(4, 2)" for error messages.
@@ -440,7 +465,7 @@ class graph {
     if (present > 1) return "more than one data field";
     if (t.has_raw_data()) {
       if (t.data_type() == onnx::TensorProto::STRING) return "raw_data in a string tensor";
-      const std::size_t raw = raw_bytes(t, aliases).size();
+      const std::size_t raw = raw_size(t, aliases);
       if (raw != *bytes)
         return "raw_data holds " + std::to_string(raw) + " bytes, dims " + dims_string(dims) +
                " need " + std::to_string(*bytes);
@@ -708,11 +733,7 @@ class graph {
       throw std::invalid_argument("qfold_onnx: add_constant: dims " + dims_string(shape) +
                                   " do not match " + std::to_string(data.size()) + " values");
     journal j(*this);
-    auto t = std::make_unique<onnx::TensorProto>();
-    const std::string name = fresh_name("qfold_folded");
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    for (const std::int64_t d : shape) t->add_dims(d);
+    auto t = float_initializer(shape);
     const std::size_t bytes = data.size_bytes();
     // Large data goes to the aliases' spill when there is one (no fresh heap memory).
     std::string_view kept;
@@ -742,25 +763,39 @@ class graph {
       if constexpr (std::endian::native == std::endian::big)
         byteswap_floats(*t->mutable_raw_data());
     }
-    entry e;
-    e.kind = qfold::op_kind::constant;
-    e.src = source::initializer;
-    e.tensor = t.get();
-    e.name = name;
-    auto* inits = graph_->mutable_initializer();
-    j.step([&] { inits->Reserve(inits->size() + 1); }, [] {});
-    j.step([&] { names_.insert(name); }, [this, name] { names_.erase(name); });
     if (kept.data() != nullptr) {
       const onnx::TensorProto* key = t.get();
       j.step([&] { aliases_->emplace(key, kept); }, [this, key] { aliases_->erase(key); });
     }
-    j.step([&] { entries_.push_back(std::move(e)); }, [this] { entries_.pop_back(); });
-    const auto id = static_cast<node_id>(entries_.size() - 1);
-    j.step([&] { values_.emplace(name, value{id, 0, 0}); }, [this, name] { values_.erase(name); });
-    j.step([&] { ranks_.emplace(name, shape.size()); }, [this, name] { ranks_.erase(name); });
-    j.step([&] { inits->AddAllocated(t.release()); }, [inits] { inits->RemoveLast(); });
-    j.done();
-    return id;
+    return add_initializer(j, std::move(t), shape.size());
+  }
+
+  // A constant of the values a batch-norm fold gives, made when the model is written (qfold's
+  // optional point; write_model folds it piece by piece as it writes it, constant() makes it in
+  // full). Only for weights in the mapped input, which outlives the model: any other storage may
+  // be freed or reused once the pass erases the weights it replaces; and only for a fold that is
+  // whole (values() of no value checks the shape and the scales). nullopt otherwise: the pass
+  // then folds into storage.
+  std::optional<node_id> add_scaled_constant(const qfold::scaled_weights& w) {
+    if constexpr (std::endian::native != std::endian::little) return std::nullopt;
+    const qfold::weights_view<float>& v = w.weights;
+    const auto* at = v.values.empty() ? v.unaligned.bytes
+                                      : reinterpret_cast<const std::byte*>(v.values.data());
+    const auto bytes = checked::bytes(v.size(), sizeof(float));
+    if (aliases_ == nullptr || at == nullptr || !bytes || *bytes < raw_aliases::min_bytes ||
+        !within(aliases_->source, at, *bytes) || w.values(0, {}))
+      return std::nullopt;
+    raw_aliases::scaled d{at,       v.size(), {v.shape.begin(), v.shape.end()},
+                          v.layout, v.groups, v.kind,
+                          {w.scales.begin(), w.scales.end()}};
+    journal j(*this);
+    auto t = float_initializer(d.shape);
+    t->set_raw_data(std::string(1, '\0'));  // the placeholder
+    const onnx::TensorProto* key = t.get();
+    const std::size_t rank = d.shape.size();
+    j.step([&] { aliases_->deferred.emplace(key, std::move(d)); },
+           [this, key] { aliases_->deferred.erase(key); });
+    return add_initializer(j, std::move(t), rank);
   }
 
   // Operand i of n becomes v (i == operand count appends). For a Gemm with transB = 0 or a
@@ -1002,6 +1037,7 @@ class graph {
                 aliases_->spill.release(a->second);
                 aliases_->erase(a);
               }
+              aliases_->deferred.erase(e.tensor);
             }
             if (e.tensor->raw_data().size() >= pool_min_bytes && pool_.size() < pool_.capacity()) {
               pool_.emplace_back();  // within capacity: no allocation
@@ -1171,6 +1207,38 @@ class graph {
     bool done_ = false;
   };
 
+  // Whether the n bytes at p lie in `in` (addresses compared as integers).
+  static bool within(std::string_view in, const std::byte* p, std::size_t n) noexcept {
+    const auto a = reinterpret_cast<std::uintptr_t>(p), s = reinterpret_cast<std::uintptr_t>(in.data());
+    return in.data() != nullptr && a >= s && a - s <= in.size() && n <= in.size() - (a - s);
+  }
+  // A new float initializer of these dims, with a fresh name and no data yet.
+  std::unique_ptr<onnx::TensorProto> float_initializer(std::span<const std::int64_t> dims) {
+    auto t = std::make_unique<onnx::TensorProto>();
+    t->set_name(fresh_name("qfold_folded"));
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (const std::int64_t d : dims) t->add_dims(d);
+    return t;
+  }
+  // Adds t, its data in place, as a constant (the steps after the data's own, in j).
+  node_id add_initializer(journal& j, std::unique_ptr<onnx::TensorProto> t, std::size_t rank) {
+    const std::string name = t->name();
+    entry e;
+    e.kind = qfold::op_kind::constant;
+    e.src = source::initializer;
+    e.tensor = t.get();
+    e.name = name;
+    auto* inits = graph_->mutable_initializer();
+    j.step([&] { inits->Reserve(inits->size() + 1); }, [] {});
+    j.step([&] { names_.insert(name); }, [this, name] { names_.erase(name); });
+    j.step([&] { entries_.push_back(std::move(e)); }, [this] { entries_.pop_back(); });
+    const auto id = static_cast<node_id>(entries_.size() - 1);
+    j.step([&] { values_.emplace(name, value{id, 0, 0}); }, [this, name] { values_.erase(name); });
+    j.step([&] { ranks_.emplace(name, rank); }, [this, name] { ranks_.erase(name); });
+    j.step([&] { inits->AddAllocated(t.release()); }, [inits] { inits->RemoveLast(); });
+    j.done();
+    return id;
+  }
   void valid(node_id n) const {
     if (n < 0 || static_cast<std::size_t>(n) >= entries_.size())
       throw std::out_of_range("qfold_onnx: unknown node id " + std::to_string(n));
@@ -1324,7 +1392,7 @@ class graph {
   }
   static std::size_t tensor_bytes(const onnx::TensorProto& t, const raw_aliases* aliases) {
     if (!tensor_problem(t, aliases).empty()) return 0;
-    if (t.has_raw_data()) return raw_bytes(t, aliases).size();
+    if (t.has_raw_data()) return raw_size(t, aliases);
     const std::span<const std::int64_t> dims(t.dims().data(),
                                              static_cast<std::size_t>(t.dims_size()));
     return checked::bytes(*checked::element_count(dims), element_size(t.data_type())).value_or(0);
@@ -1348,7 +1416,9 @@ class graph {
     if (t.has_raw_data()) {
       if constexpr (std::endian::native != std::endian::little) return std::nullopt;
       const std::string_view raw = raw_bytes(t, aliases);
-      if (reinterpret_cast<std::uintptr_t>(raw.data()) % alignof(float) != 0) return std::nullopt;
+      if (raw.size() != count * sizeof(float) ||  // a fold not made yet: only its placeholder
+          reinterpret_cast<std::uintptr_t>(raw.data()) % alignof(float) != 0)
+        return std::nullopt;
       // The string's storage holds float objects: memcpy into it created them implicitly
       // (C++20 implicit object creation), so this reads them without a copy.
       return qfold::tensor_view<float>{
@@ -1358,12 +1428,37 @@ class graph {
   }
   [[nodiscard]] std::optional<qfold::tensor_view<float>> float_view(const entry& e) const {
     if (e.tensor != nullptr) {
+      make_deferred(*e.tensor);
       align_alias(*e.tensor);
       return float_tensor(*e.tensor, aliases_);
     }
     if (e.src == source::constant_node && !e.scalar.empty())
       return qfold::tensor_view<float>{e.scalar, e.shape};
     return std::nullopt;
+  }
+  // A fold deferred by add_scaled_constant is made in full the first time its values are read:
+  // in the spill (then aliased), else in its own raw_data. Never throws: where it cannot be made,
+  // it stays deferred (and float_tensor refuses its placeholder).
+  void make_deferred(const onnx::TensorProto& t) const noexcept {
+    if (aliases_ == nullptr) return;
+    const auto it = aliases_->deferred.find(&t);
+    if (it == aliases_->deferred.end()) return;
+    const raw_aliases::scaled& d = it->second;
+    const std::size_t bytes = d.count * sizeof(float);
+    try {
+      if (const auto room = aliases_->spill.lend(bytes); room.data() != nullptr) {
+        if (d.recipe().values(0, {reinterpret_cast<float*>(room.data()), d.count})) return;
+        const std::string_view kept = aliases_->spill.keep({room.data(), bytes});
+        if (kept.data() == nullptr) return;
+        aliases_->emplace(&t, kept);  // may throw: the space is only lost
+      } else {
+        std::string raw(bytes, '\0');
+        if (d.recipe().values(0, {reinterpret_cast<float*>(raw.data()), d.count})) return;
+        const_cast<onnx::TensorProto&>(t).mutable_raw_data()->swap(raw);  // the adapter's own
+      }
+      aliases_->deferred.erase(it);
+    } catch (...) {
+    }
   }
   // A tensor aliased to bytes not aligned for a float (the input file's, read in place) is given
   // an aligned copy the first time it is read as floats: in the spill (the alias then views it),

@@ -213,25 +213,39 @@ inline bool next_field(const char*& p, const char* end, field& f, int depth = 0)
   return true;
 }
 
+// One piece of a rewritten message: bytes, or (made > 0) `made` bytes that its writer makes
+// when it writes them, the caller's item `key` (a tensor folded while it is written).
+struct part {
+  std::string_view bytes;
+  std::size_t made = 0, key = 0;
+  [[nodiscard]] std::size_t size() const noexcept { return made != 0 ? made : bytes.size(); }
+};
 // The pieces of a rewritten message, in order: views of the original bytes, of the
 // replacements, and of new tag + length varints (kept in *heads, shared by a message and its
-// sub-messages, whose strings never move). Views contiguous in memory are merged.
+// sub-messages, whose strings never move), and parts made at write time. Views contiguous in
+// memory are merged.
 struct pieces {
   std::deque<std::string>* heads;
-  std::vector<std::string_view> parts;
+  std::vector<part> parts;
   std::size_t size = 0;
   explicit pieces(std::deque<std::string>& h) : heads(&h) {}
   void add(std::string_view v) {
     if (v.empty()) return;
-    if (!parts.empty() && parts.back().data() + parts.back().size() == v.data()) {
-      parts.back() = {parts.back().data(), parts.back().size() + v.size()};
+    if (!parts.empty() && parts.back().made == 0 &&
+        parts.back().bytes.data() + parts.back().bytes.size() == v.data()) {
+      parts.back().bytes = {parts.back().bytes.data(), parts.back().bytes.size() + v.size()};
     } else {
-      parts.push_back(v);
+      parts.push_back({v});
     }
     size += v.size();
   }
+  void add(const part& p) {
+    if (p.made == 0) return add(p.bytes);
+    parts.push_back(p);
+    size += p.made;
+  }
   void add(const pieces& sub) {
-    for (const auto v : sub.parts) add(v);
+    for (const part& p : sub.parts) add(p);
   }
   void add_head(std::uint32_t number, std::size_t length) {
     std::string h;
@@ -247,7 +261,7 @@ struct pieces {
 };
 
 // Rewrites a serialized ModelProto: the raw_data (9) of the k-th initializer (5) of its graph (7)
-// becomes replace(k, raw_data) when that returns a view with data() != nullptr. False when the
+// becomes replace(k, raw_data) when that returns a part with bytes or a size. False when the
 // bytes are not a model this can rewrite without changing its meaning (several graph fields,
 // several raw_data fields in a rewritten tensor, bytes that do not parse); `out` is then unusable.
 template <class Replace>
@@ -267,9 +281,9 @@ bool rewrite_model(std::string_view model, Replace&& replace, pieces& out) {
         raw = f.payload;
       }
     }
-    const std::string_view r = raws == 1 ? replace(k, raw) : std::string_view();
+    const part r = raws == 1 ? replace(k, raw) : part{};
     ++k;
-    if (r.data() == nullptr) {
+    if (r.bytes.data() == nullptr && r.made == 0) {
       changed = false;
       return true;
     }
@@ -353,16 +367,16 @@ inline bool parse_bytes_aliased(std::string_view bytes, onnx::ModelProto& model,
   const bool rewritten = wire::rewrite_model(
       bytes,
       [&](std::size_t k, std::string_view raw) {
-        if (raw.size() < splice_min_bytes) return std::string_view();
-        if constexpr (std::endian::native != std::endian::little) return std::string_view();
+        if (raw.size() < splice_min_bytes) return wire::part{};
+        if constexpr (std::endian::native != std::endian::little) return wire::part{};
         found.emplace_back(k, raw);
-        return std::string_view(placeholder, 1);
+        return wire::part{std::string_view(placeholder, 1)};
       },
       skeleton);
   if (!rewritten || found.empty()) return parse_bytes(bytes, model);
   std::string small;
   small.reserve(skeleton.size);
-  for (const auto v : skeleton.parts) small.append(v);
+  for (const wire::part& v : skeleton.parts) small.append(v.bytes);  // no part is made here
   bool ok = parse_bytes(small, model);
   const auto& inits = model.graph().initializer();
   for (std::size_t i = 0; ok && i < found.size(); ++i)
@@ -613,11 +627,12 @@ struct spliced_model {
   std::string skeleton;
   std::deque<std::string> heads;
   wire::pieces file{heads};
+  std::vector<const raw_aliases::scaled*> made;  // the tensors folded as they are written (key)
 };
 inline void splice_model(onnx::ModelProto& model, const raw_aliases* aliases, spliced_model& out) {
   static constexpr char placeholder[1] = {'\0'};
   auto& inits = *model.mutable_graph()->mutable_initializer();
-  std::vector<std::string_view> data(static_cast<std::size_t>(inits.size()));
+  std::vector<wire::part> data(static_cast<std::size_t>(inits.size()));
   std::vector<std::string> lent;  // the owned raw_data, while placeholders stand in
   std::vector<onnx::TensorProto*> lenders;
   lent.reserve(data.size());
@@ -633,29 +648,66 @@ inline void splice_model(onnx::ModelProto& model, const raw_aliases* aliases, sp
   for (int k = 0; k < inits.size(); ++k) {
     onnx::TensorProto* t = inits.Mutable(k);
     if (!t->has_raw_data()) continue;
+    auto& part = data[static_cast<std::size_t>(k)];
+    if (aliases != nullptr)  // folded as it is written: the placeholder is there already
+      if (const auto d = aliases->deferred.find(t); d != aliases->deferred.end()) {
+        part = {{}, d->second.count * sizeof(float), out.made.size()};
+        out.made.push_back(&d->second);
+        continue;
+      }
     const std::string_view raw = raw_bytes(*t, aliases);
     if (raw.size() < splice_min_bytes) continue;
     if (raw.data() != t->raw_data().data()) {  // aliased: the placeholder is there already
-      data[static_cast<std::size_t>(k)] = raw;
+      part = {raw};
       continue;
     }
     lent.emplace_back(placeholder, 1);  // short: no allocation
     lenders.push_back(t);
     t->mutable_raw_data()->swap(lent.back());
-    data[static_cast<std::size_t>(k)] = lent.back();
+    part = {lent.back()};
   }
   if (!model.SerializeToString(&out.skeleton))
     throw tool_error(exit_write, "internal error: the folded model does not serialize");
   const bool ok = wire::rewrite_model(
       out.skeleton,
       [&](std::size_t k, std::string_view) {
-        return k < data.size() ? data[k] : std::string_view();
+        return k < data.size() ? data[k] : wire::part{};
       },
       out.file);
   if (!ok) throw tool_error(exit_write, "internal error: the serialized model does not re-read");
   // The views of lent bytes stay valid after the guard gives them back: each holds at least
   // splice_min_bytes, on the heap, and swapping std::strings exchanges such buffers, never moves
   // them. So the pieces view the model's own strings (and the aliased input) until it changes.
+}
+
+// Gives f the bytes of a part made at write time, piece by piece through `buffer` (reused from
+// part to part, so that it stays in the cache). False if the fold fails now: it was checked
+// when the pass applied it, so only input bytes that changed under a running tool can do that.
+template <class F>
+bool make_part(const spliced_model& s, const wire::part& p, std::vector<float>& buffer, F&& f) {
+  constexpr std::size_t piece = std::size_t{1} << 16;  // 256 KiB of floats
+  if (buffer.size() < piece) buffer.assign(piece, 0.0f);
+  const raw_aliases::scaled& d = *s.made[p.key];
+  const qfold::scaled_weights w = d.recipe();
+  for (std::size_t first = 0; first < d.count; first += piece) {
+    const std::size_t n = std::min(piece, d.count - first);
+    if (w.values(first, std::span<float>(buffer.data(), n))) return false;
+    f(std::string_view(reinterpret_cast<const char*>(buffer.data()), n * sizeof(float)));
+  }
+  return true;
+}
+// The file's bytes, in order, to f (what write_model writes).
+template <class F>
+bool for_each_bytes(const spliced_model& s, F&& f) {
+  std::vector<float> buffer;
+  for (const wire::part& p : s.file.parts) {
+    if (p.made == 0) {
+      f(p.bytes);
+    } else if (!make_part(s, p, buffer, f)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // Writes the model through `out` (a temporary next to the target, renamed over it at the end:
@@ -677,6 +729,7 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
     // EPYC Zen 5: 130 ms against 144) and twice as slow after a pause of seconds (350-400 ms
     // against 175-190).
     std::vector<iovec> iov;
+    std::vector<float> buffer;
     iov.reserve(spliced.file.parts.size());
     const auto flush = [&] {
       std::size_t i = 0;
@@ -700,8 +753,19 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
       }
       iov.clear();
     };
-    for (auto v : spliced.file.parts) {
+    for (const wire::part& p : spliced.file.parts) {
       if (error != 0) break;
+      if (p.made != 0) {  // folded now, into the buffer, and written from there
+        flush();
+        const bool made = make_part(spliced, p, buffer, [&](std::string_view b) {
+          if (error != 0) return;
+          iov.push_back({const_cast<char*>(b.data()), b.size()});
+          flush();
+        });
+        if (!made && error == 0) error = EIO;
+        continue;
+      }
+      std::string_view v = p.bytes;
       int from = -1;
       std::uint64_t offset = 0;
       if (aliases != nullptr && v.size() >= splice_min_bytes && aliases->locate(v, from, offset)) {

@@ -49,7 +49,8 @@ std::string fold_and_serialize(onnx::ModelProto& model, bool checked,
   if (aliases != nullptr) {  // the bytes qfold-onnx's writer puts in the file, in order
     qfold_onnx::spliced_model spliced;
     qfold_onnx::splice_model(model, aliases, spliced);
-    for (const auto v : spliced.file.parts) out.append(v);
+    if (!qfold_onnx::for_each_bytes(spliced, [&](std::string_view v) { out.append(v); }))
+      finding("a tensor folded as it is written fails to fold", "");
   } else if (model.ByteSizeLong() <= static_cast<std::size_t>(INT_MAX)) {
     (void)model.SerializeToString(&out);
   }

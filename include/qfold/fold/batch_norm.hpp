@@ -438,6 +438,125 @@ template <std::floating_point T>
 }
 }  // namespace detail
 
+namespace detail {
+// fold_batch_norm's checks of everything it is given but the results, in its order; `outputs`
+// says whether the caller's output spans suit `channels` output channels (g: the weights'
+// geometry).
+template <std::floating_point T, class Outputs>
+[[nodiscard]] constexpr std::optional<rejection> check_batch_norm(const weights_view<T>& w,
+                                                                  std::span<const T> bias,
+                                                                  const batch_norm_params<T>& bn,
+                                                                  channel_geometry& g,
+                                                                  Outputs&& outputs) {
+  if (bn.training) return rejection{reason::training_mode, "batch norm: training mode"};
+  if (auto r = geometry(w, g)) return r;
+  const auto channels = static_cast<std::size_t>(g.out_channels);
+  const auto sized = [&](std::size_t n) { return n == channels; };
+  // An empty statistic is missing data, not a default of ones or zeros.
+  if (bn.mean.empty() || bn.variance.empty() || bn.gamma.empty() || bn.beta.empty())
+    return rejection{reason::invalid_shape, "batch norm: an empty gamma, beta, mean or variance"};
+  if (!sized(bn.mean.size()) || !sized(bn.variance.size()) || !sized(bn.gamma.size()) ||
+      !sized(bn.beta.size()) || (!bias.empty() && !sized(bias.size())))
+    return rejection{reason::channel_mismatch,
+                     "batch norm: parameter length differs from the output channels"};
+  if (!outputs(channels))
+    return rejection{reason::channel_mismatch, "batch norm: output spans have the wrong sizes"};
+  // eps is added to every variance: NaN, infinite or negative, it is no batch norm's epsilon.
+  if (!math::is_finite(bn.epsilon) || bn.epsilon < 0)
+    return rejection{reason::invalid_constant, "batch norm: epsilon is negative or not finite"};
+  // An infinite variance would fold to a zero channel that looks valid (1 / sqrt(inf) = 0); a NaN
+  // one to NaN. A finite negative variance is left to the result check (var + eps <= 0 is inf or
+  // NaN there; above 0 it is what the batch norm itself computes).
+  for (std::size_t o = 0; o < channels; ++o)
+    if (!math::is_finite(bn.variance[o]))
+      return rejection{reason::invalid_constant, "batch norm: a variance is not finite", o};
+  return std::nullopt;
+}
+
+template <std::floating_point T>
+[[nodiscard]] constexpr T batch_norm_rsqrt(const batch_norm_params<T>& bn, std::size_t o) {
+  return T{1} / math::sqrt(bn.variance[o] + bn.epsilon);
+}
+// Channel o's weight scale, gamma_o * rsqrt_o.
+template <std::floating_point T>
+[[nodiscard]] constexpr T batch_norm_scale(const batch_norm_params<T>& bn, std::size_t o) {
+  return bn.gamma[o] * batch_norm_rsqrt(bn, o);
+}
+// Channel o's folded bias, in torch's order for the weights' kind.
+template <std::floating_point T>
+[[nodiscard]] constexpr T batch_norm_bias(weights_kind kind, std::span<const T> bias,
+                                          const batch_norm_params<T>& bn, std::size_t o) {
+  const T r = batch_norm_rsqrt(bn, o);
+  const T centred =
+      (bias.empty() ? T{0} : bias[o]) - bn.mean[o];  // an absent bias is 0 - mean, as in torch
+  const T scaled =
+      kind == weights_kind::linear ? centred * (bn.gamma[o] * r) : centred * r * bn.gamma[o];
+  // rounded(): the product is rounded to T before beta is added, never fused with it (FMA).
+  return rounded(scaled) + bn.beta[o];  // -0 + 0 is +0, as in torch
+}
+// The first non-finite bias, as fold_batch_norm names it (index: number of weights + channel).
+template <std::floating_point T>
+[[nodiscard]] constexpr std::optional<rejection> non_finite_bias(std::span<const T> folded_bias,
+                                                                 std::size_t weights) {
+  for (std::size_t o = 0; o < folded_bias.size(); ++o)
+    if (!math::is_finite(folded_bias[o]))
+      return rejection{reason::non_finite, "batch norm: folded bias is not finite", weights + o};
+  return std::nullopt;
+}
+
+// Folded weights first .. first + n - 1 into out[0 .. n): each run of weights that share a
+// channel (a row of `block` weights in o_i_s / o_s_i, of `kernel` in i_o_s) is one call of the row
+// kernels, cut where the range cuts it. `large`: the site is at least streaming_bytes (only whole
+// o_i_s / o_s_i rows then stream). True when every result is finite.
+template <std::floating_point T>
+[[nodiscard]] constexpr bool scale_weights(const weights_view<T>& w, const channel_geometry& g,
+                                           std::span<const T> scales, std::size_t first, T* out,
+                                           std::size_t n, bool large) {
+  const weight_source<T> in{w.values.empty() ? nullptr : w.values.data(), w.unaligned.bytes};
+  const std::size_t end = first + n;
+  bool finite = true;
+  const auto runs = [&](std::size_t run, bool stream, auto&& channel_of) {
+    for (std::size_t i = first; i < end;) {
+      const std::size_t r = i / run, stop = (r + 1) * run < end ? (r + 1) * run : end;
+      finite = scale(in + i, out + (i - first), stop - i, scales[channel_of(r)], stream) && finite;
+      i = stop;
+    }
+  };
+  switch (w.layout) {
+    case weight_layout::o_i_s:
+    case weight_layout::o_s_i:
+      runs(static_cast<std::size_t>(g.block), large, [](std::size_t r) { return r; });
+      break;
+    case weight_layout::s_i_o: {  // channel fastest: the scale varies per element
+      const auto channels = static_cast<std::size_t>(g.out_channels);
+      for (std::size_t i = first; i < end; ++i) {
+        out[i - first] = in[i] * scales[i % channels];
+        finite = finite && math::is_finite(out[i - first]);
+      }
+      break;
+    }
+    case weight_layout::i_o_s: {  // weight[i][j][k] belongs to output channel (i / per_group_in) *
+                                  // per_group_out + j
+      const auto per_out = static_cast<std::size_t>(g.per_group_out),
+                 per_in = static_cast<std::size_t>(g.per_group_in);
+      runs(static_cast<std::size_t>(g.kernel), false,
+           [&](std::size_t r) { return (r / per_out / per_in) * per_out + r % per_out; });
+      break;
+    }
+  }
+  return finite;
+}
+// The first non-finite value of folded[0 ..), named as weight first + its index.
+template <std::floating_point T>
+[[nodiscard]] constexpr std::optional<rejection> non_finite_weight(std::span<const T> folded,
+                                                                   std::size_t first) {
+  for (std::size_t i = 0; i < folded.size(); ++i)
+    if (!math::is_finite(folded[i]))
+      return rejection{reason::non_finite, "batch norm: folded weight is not finite", first + i};
+  return std::nullopt;
+}
+}  // namespace detail
+
 // folded_weights[i] = w[i] * (gamma_o * rsqrt_o) and folded_bias[o] = ((b_o - mean_o) * rsqrt_o)
 // * gamma_o + beta_o (linear: (b_o - mean_o) * (gamma_o * rsqrt_o) + beta_o) with rsqrt_o =
 // 1 / sqrt(var_o + eps), each operation rounded in T (as torch.nn.utils.fusion computes it; eps
@@ -457,87 +576,63 @@ template <std::floating_point T>
     const weights_view<T>& w, std::type_identity_t<std::span<const T>> bias,
     const batch_norm_params<T>& bn, std::type_identity_t<std::span<T>> folded_weights,
     std::type_identity_t<std::span<T>> folded_bias) {
-  if (bn.training) return rejection{reason::training_mode, "batch norm: training mode"};
+  detail::channel_geometry g;
+  if (auto r = detail::check_batch_norm(w, bias, bn, g, [&](std::size_t channels) {
+        return folded_weights.size() == w.size() && folded_bias.size() == channels;
+      }))
+    return r;
+  // The per-channel weight scale first goes into folded_bias (scratch), which is rewritten below.
+  for (std::size_t o = 0; o < folded_bias.size(); ++o)
+    folded_bias[o] = detail::batch_norm_scale(bn, o);
+  const bool large = w.size() * sizeof(T) >= detail::streaming_bytes;
+  // The full scan for the first non-finite weight runs only when a row found one.
+  const bool finite = detail::scale_weights(w, g, std::span<const T>(folded_bias), 0,
+                                            folded_weights.data(), w.size(), large);
+  if (large && !std::is_constant_evaluated()) detail::end_streaming();
+  for (std::size_t o = 0; o < folded_bias.size(); ++o)
+    folded_bias[o] = detail::batch_norm_bias(w.kind, bias, bn, o);
+  if (!finite)
+    if (auto r = detail::non_finite_weight(std::span<const T>(folded_weights), 0)) return r;
+  return detail::non_finite_bias(std::span<const T>(folded_bias), w.size());
+}
+
+// fold_batch_norm in two steps, for a writer that folds each piece of the weights as it writes
+// it (no storage for all of them): fold_batch_norm_scales gives the per-channel scales
+// gamma_o * rsqrt_o and the folded bias, with every rejection of fold_batch_norm but a
+// non-finite folded weight; fold_batch_norm_weights then gives the folded weights first ..
+// first + folded.size() - 1 from those scales, bit for bit fold_batch_norm's, or non_finite with
+// the first such weight's index. A site with both a non-finite weight and a non-finite bias is
+// named by its weight in fold_batch_norm: a caller that checks every weight before it reports
+// the bias names it the same way.
+template <std::floating_point T>
+[[nodiscard]] constexpr std::optional<rejection> fold_batch_norm_scales(
+    const weights_view<T>& w, std::type_identity_t<std::span<const T>> bias,
+    const batch_norm_params<T>& bn, std::type_identity_t<std::span<T>> scales,
+    std::type_identity_t<std::span<T>> folded_bias) {
+  detail::channel_geometry g;
+  if (auto r = detail::check_batch_norm(w, bias, bn, g, [&](std::size_t channels) {
+        return scales.size() == channels && folded_bias.size() == channels;
+      }))
+    return r;
+  for (std::size_t o = 0; o < scales.size(); ++o) {
+    scales[o] = detail::batch_norm_scale(bn, o);
+    folded_bias[o] = detail::batch_norm_bias(w.kind, bias, bn, o);
+  }
+  return detail::non_finite_bias(std::span<const T>(folded_bias), w.size());
+}
+template <std::floating_point T>
+[[nodiscard]] constexpr std::optional<rejection> fold_batch_norm_weights(
+    const weights_view<T>& w, std::type_identity_t<std::span<const T>> scales, std::size_t first,
+    std::type_identity_t<std::span<T>> folded) {
   detail::channel_geometry g;
   if (auto r = detail::geometry(w, g)) return r;
-  const auto channels = static_cast<std::size_t>(g.out_channels);
-  const auto sized = [&](std::size_t n) { return n == channels; };
-  // An empty statistic is missing data, not a default of ones or zeros.
-  if (bn.mean.empty() || bn.variance.empty() || bn.gamma.empty() || bn.beta.empty())
-    return rejection{reason::invalid_shape, "batch norm: an empty gamma, beta, mean or variance"};
-  if (!sized(bn.mean.size()) || !sized(bn.variance.size()) || !sized(bn.gamma.size()) ||
-      !sized(bn.beta.size()) || (!bias.empty() && !sized(bias.size())))
-    return rejection{reason::channel_mismatch,
-                     "batch norm: parameter length differs from the output channels"};
-  if (folded_weights.size() != w.size() || !sized(folded_bias.size()))
-    return rejection{reason::channel_mismatch, "batch norm: output spans have the wrong sizes"};
-  // eps is added to every variance: NaN, infinite or negative, it is no batch norm's epsilon.
-  if (!math::is_finite(bn.epsilon) || bn.epsilon < 0)
-    return rejection{reason::invalid_constant, "batch norm: epsilon is negative or not finite"};
-  // An infinite variance would fold to a zero channel that looks valid (1 / sqrt(inf) = 0); a NaN
-  // one to NaN. A finite negative variance is left to the result check (var + eps <= 0 is inf or
-  // NaN there; above 0 it is what the batch norm itself computes).
-  for (std::size_t o = 0; o < channels; ++o)
-    if (!math::is_finite(bn.variance[o]))
-      return rejection{reason::invalid_constant, "batch norm: a variance is not finite", o};
-
-  const auto rsqrt = [&](std::size_t o) { return T{1} / math::sqrt(bn.variance[o] + bn.epsilon); };
-  const auto gamma = [&](std::size_t o) { return bn.gamma[o]; };
-  // The per-channel weight scale first goes into folded_bias (scratch), which is rewritten below.
-  for (std::size_t o = 0; o < channels; ++o) folded_bias[o] = gamma(o) * rsqrt(o);
-  const detail::weight_source<T> in{w.values.empty() ? nullptr : w.values.data(),
-                                    w.unaligned.bytes};
-  T* out = folded_weights.data();
-  bool finite = true;  // the full scan for the first non-finite weight runs only when this fails
-  switch (w.layout) {
-    case weight_layout::o_i_s:
-    case weight_layout::o_s_i: {
-      const auto block = static_cast<std::size_t>(g.block);
-      const bool large = w.size() * sizeof(T) >= detail::streaming_bytes;
-      for (std::size_t o = 0; o < channels; ++o)
-        finite =
-            detail::scale(in + o * block, out + o * block, block, folded_bias[o], large) && finite;
-      if (large && !std::is_constant_evaluated()) detail::end_streaming();
-      break;
-    }
-    case weight_layout::s_i_o:  // channel fastest: the scale varies per element
-      for (std::size_t i = 0; i < w.size(); i += channels)
-        for (std::size_t o = 0; o < channels; ++o) out[i + o] = in[i + o] * folded_bias[o];
-      finite = false;  // let the scan below check
-      break;
-    case weight_layout::i_o_s: {  // weight[i][j][k] belongs to output channel (i / per_group_in) *
-                                  // per_group_out + j
-      const auto kernel = static_cast<std::size_t>(g.kernel),
-                 per_out = static_cast<std::size_t>(g.per_group_out);
-      const auto inputs = static_cast<std::size_t>(w.shape[0]),
-                 per_in = static_cast<std::size_t>(g.per_group_in);
-      for (std::size_t i = 0; i < inputs; ++i)
-        for (std::size_t j = 0; j < per_out; ++j) {
-          const std::size_t base = (i * per_out + j) * kernel;
-          finite = detail::scale(in + base, out + base, kernel,
-                                 folded_bias[(i / per_in) * per_out + j]) &&
-                   finite;
-        }
-      break;
-    }
-  }
-  const bool linear = w.kind == weights_kind::linear;
-  for (std::size_t o = 0; o < channels; ++o) {
-    const T r = rsqrt(o);
-    const T centred =
-        (bias.empty() ? T{0} : bias[o]) - bn.mean[o];  // an absent bias is 0 - mean, as in torch
-    const T scaled = linear ? centred * (gamma(o) * r) : centred * r * gamma(o);
-    // rounded(): the product is rounded to T before beta is added, never fused with it (FMA).
-    folded_bias[o] = detail::rounded(scaled) + bn.beta[o];  // -0 + 0 is +0, as in torch
-  }
-  for (std::size_t i = 0; !finite && i < folded_weights.size(); ++i)
-    if (!math::is_finite(folded_weights[i]))
-      return rejection{reason::non_finite, "batch norm: folded weight is not finite", i};
-  for (std::size_t o = 0; o < channels; ++o)
-    if (!math::is_finite(folded_bias[o]))
-      return rejection{reason::non_finite, "batch norm: folded bias is not finite",
-                       folded_weights.size() + o};
-  return std::nullopt;
+  if (scales.size() != static_cast<std::size_t>(g.out_channels))
+    return rejection{reason::channel_mismatch, "batch norm: scales differ from the output channels"};
+  if (first > w.size() || folded.size() > w.size() - first)
+    return rejection{reason::channel_mismatch, "batch norm: the range leaves the weights"};
+  if (detail::scale_weights(w, g, scales, first, folded.data(), folded.size(), false))
+    return std::nullopt;
+  return detail::non_finite_weight(std::span<const T>(folded), first);
 }
 
 }  // namespace qfold

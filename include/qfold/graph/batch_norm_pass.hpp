@@ -36,12 +36,16 @@ struct batch_norm_plan {
   std::vector<Id> old_constants;  // may be left without users
 };
 // The folded values of one site (reused from site to site: `weights` only grows, so a site
-// smaller than the largest so far writes into memory already there, never filled first), and the
-// neutral gamma / beta of a batch norm without them.
+// smaller than the largest so far writes into memory already there, never filled first), the
+// neutral gamma / beta of a batch norm without them, and what the fold reads (views of the
+// adapter's storage, valid until the site changes the graph).
 struct batch_norm_fold {
-  std::vector<float> weights, bias, ones, zeros;
+  std::vector<float> weights, bias, ones, zeros, scales, piece;
   std::vector<std::int64_t> weight_shape;
   std::span<float> target;  // the site's folded weights: in `weights` or the adapter's room
+  std::optional<weights_view<float>> w;
+  std::span<const float> producer_bias;
+  batch_norm_params<float> params;
 };
 
 // A batch norm's operands by role: batch_norm_operands(g, n) if the adapter has that point, else
@@ -97,14 +101,13 @@ constexpr std::optional<weights_view<float>> weight_of(const G& g, node_id_t<G> 
   return std::nullopt;
 }
 
-// Reads the site's constants and, when `fold` is given, folds them into it (apply); analysis
-// passes none. `room(count)` gives where the folded weights go: the adapter's storage for the
-// new constant (constant_storage), or an empty span for the fold's own buffer.
-template <class G, class Room>
+// Reads the site's constants and, when `fold` is given (apply), what the fold reads into it;
+// analysis passes none.
+template <class G>
 constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
                                                    node_id_t<G> producer,
                                                    batch_norm_plan<node_id_t<G>>& plan,
-                                                   batch_norm_fold* fold, Room&& room) {
+                                                   batch_norm_fold* fold) {
   using T = ir_traits<G>;
   const auto roles = batch_norm_roles(g, bn);
   const auto pops = T::operands(g, producer);
@@ -150,34 +153,62 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   if (!beta) out.zeros.assign(mean->data.size(), 0.0f);
   const std::span<const float> gamma_data = gamma ? gamma->data : std::span<const float>(out.ones);
   const std::span<const float> beta_data = beta ? beta->data : std::span<const float>(out.zeros);
+  out.weight_shape.assign(weight->shape.begin(), weight->shape.end());
+  out.w = *weight;
+  out.w->layout = conv.layout;
+  out.w->groups = conv.groups;
+  out.w->kind = T::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
+  out.producer_bias = bias ? bias->data : std::span<const float>{};
+  out.params = {mean->data, var->data, gamma_data, beta_data, static_cast<float>(attrs.epsilon),
+                false};
+  return std::nullopt;
+}
+
+// The site read into `out`, folded into room(count) (the adapter's storage for the new constant,
+// constant_storage: used only when it is what was asked for, the right size and apart from every
+// value the fold reads, as an adapter is not trusted to get either right) or else out.weights.
+template <class Room>
+constexpr std::optional<rejection> fold_stored(batch_norm_fold& out, Room&& room) {
+  const weights_view<float>& w = *out.w;
+  const batch_norm_params<float>& p = out.params;
   // assign, not resize: libstdc++ 12's resize() of a float vector is not a constant expression
   // for clang (it fills memory whose lifetime has not begun).
-  const std::size_t count = weight->size();
-  // The adapter's room is used only when it is what was asked for: the right size, and apart
-  // from every value the fold reads (an adapter is not trusted to get either right).
+  const std::size_t count = w.size();
   out.target = room(count);
   const auto apart = [&](std::span<const float> v) { return disjoint(out.target, v); };
-  const void* weights = weight->values.empty() ? static_cast<const void*>(weight->unaligned.bytes)
-                                               : weight->values.data();
+  const void* weights =
+      w.values.empty() ? static_cast<const void*>(w.unaligned.bytes) : w.values.data();
   if (out.target.size() != count || !disjoint(out.target, weights, count * sizeof(float)) ||
-      !apart(mean->data) || !apart(var->data) || !apart(gamma_data) || !apart(beta_data) ||
-      (bias && !apart(bias->data))) {
+      !apart(p.mean) || !apart(p.variance) || !apart(p.gamma) || !apart(p.beta) ||
+      !apart(out.producer_bias)) {
     if (out.weights.size() < count) out.weights.assign(count, 0.0f);
     out.target = std::span<float>(out.weights.data(), count);
   }
-  out.weight_shape.assign(weight->shape.begin(), weight->shape.end());
-  std::size_t channels = mean->data.size();
+  out.bias.assign(p.mean.size(), 0.0f);
+  return fold_batch_norm(w, out.producer_bias, p, out.target, std::span<float>(out.bias));
+}
+
+// The site read into `out`, for add_scaled_constant: its scales and folded bias, and every folded
+// weight made once, piece by piece into a buffer that stays in the cache, to refuse the site
+// exactly as fold_batch_norm would (a non-finite weight before a non-finite bias).
+constexpr std::optional<rejection> fold_deferred(batch_norm_fold& out) {
+  const weights_view<float>& w = *out.w;
+  const std::size_t channels = out.params.mean.size();
+  out.scales.assign(channels, 0.0f);
   out.bias.assign(channels, 0.0f);
-  const weights_kind kind =
-      T::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
-  weights_view<float> w = *weight;
-  w.layout = conv.layout;
-  w.groups = conv.groups;
-  w.kind = kind;
-  const batch_norm_params<float> params{
-      mean->data, var->data, gamma_data, beta_data, static_cast<float>(attrs.epsilon), false};
-  return fold_batch_norm(w, bias ? bias->data : std::span<const float>{}, params, out.target,
-                         std::span<float>(out.bias));
+  const auto scales = fold_batch_norm_scales(w, out.producer_bias, out.params,
+                                             std::span<float>(out.scales),
+                                             std::span<float>(out.bias));
+  if (scales && scales->code != reason::non_finite) return scales;
+  constexpr std::size_t piece = std::size_t{1} << 14;  // 64 KiB of floats
+  if (out.piece.size() < piece) out.piece.assign(piece, 0.0f);
+  for (std::size_t first = 0; first < w.size(); first += piece) {
+    const std::size_t n = w.size() - first < piece ? w.size() - first : piece;
+    if (auto r = fold_batch_norm_weights(w, std::span<const float>(out.scales), first,
+                                         std::span<float>(out.piece.data(), n)))
+      return r;
+  }
+  return scales;
 }
 }  // namespace detail
 
@@ -188,7 +219,6 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
   using id = node_id_t<G>;
   using plan_t = detail::batch_norm_plan<id>;
   detail::batch_norm_fold fold;
-  const auto no_room = [](std::size_t) { return std::span<float>(); };
   const auto match = [&](const G& cg, id n) -> std::optional<site_candidate<id, plan_t>> {
     if (T::kind(cg, n) != op_kind::batch_norm) return std::nullopt;
     const auto roles = detail::batch_norm_roles(cg, n);
@@ -204,27 +234,34 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
       c.rejected =
           rejection{reason::unsupported, "batch norm input is not a convolution or linear node"};
     else
-      c.rejected = detail::plan_batch_norm(cg, n, producer, c.plan, nullptr, no_room);
+      c.rejected = detail::plan_batch_norm(cg, n, producer, c.plan, nullptr);
     return c;
   };
   const auto apply = [&](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
     // The constants are read again (earlier sites only add constants and erase unused ones) and
     // folded; a refusal comes before any mutation, so the site stays untouched.
-    const auto room = [&](std::size_t count) -> std::span<float> {
-      if constexpr (requires { T::constant_storage(tx.graph(), count); })
-        return T::constant_storage(tx.graph(), count);
-      else
-        return no_room(count);
-    };
-    if (auto refused =
-            detail::plan_batch_norm(std::as_const(g), p.batch_norm, p.producer, p, &fold, room))
+    if (auto refused = detail::plan_batch_norm(std::as_const(g), p.batch_norm, p.producer, p, &fold))
       return refused;
+    std::optional<id> w;
+    if constexpr (detail::has_add_scaled_constant<G>) {
+      if (auto refused = detail::fold_deferred(fold)) return refused;
+      w = tx.add_scaled_constant(scaled_weights{*fold.w, std::span<const float>(fold.scales)});
+    }
+    if (!w) {
+      const auto room = [&](std::size_t count) -> std::span<float> {
+        if constexpr (requires { T::constant_storage(tx.graph(), count); })
+          return T::constant_storage(tx.graph(), count);
+        else
+          return std::span<float>();
+      };
+      if (auto refused = detail::fold_stored(fold, room)) return refused;
+      w = tx.add_constant(std::span<const float>(fold.target),
+                          std::span<const std::int64_t>(fold.weight_shape));
+    }
     const std::int64_t channels = static_cast<std::int64_t>(fold.bias.size());
-    const id w = tx.add_constant(std::span<const float>(fold.target),
-                                 std::span<const std::int64_t>(fold.weight_shape));
     const id b = tx.add_constant(std::span<const float>(fold.bias),
                                  std::span<const std::int64_t>(&channels, 1));
-    tx.set_operand(p.producer, 1, w);
+    tx.set_operand(p.producer, 1, *w);
     tx.set_operand(p.producer, 2, b);
     tx.replace_uses(p.batch_norm, p.producer);
     tx.erase_dead(p.batch_norm);

@@ -36,6 +36,11 @@ namespace qfold {
 //                             add_constant of `count` floats, which a pass fills and then passes
 //                             to add_constant; an adapter that recognises its own room keeps the
 //                             values there without a copy (fold_batch_norms uses it)
+//   add_scaled_constant(g, const scaled_weights&) -> std::optional<node_id> (optional): a new
+//                             constant of the values a batch-norm fold gives, which the adapter
+//                             makes (scaled_weights::values) when it needs them, reading the
+//                             weights where they are until then; nullopt (nothing added) when it
+//                             cannot keep them readable: the pass then folds into storage
 //   set_operand(g, n, i, v)   operand i of n becomes v (i == operand count appends)
 //   remove_last_operand(g, n) n loses its last operand (undoes an append)
 //   replace_uses(g, old, v)   every reader of old (and graph outputs) reads v instead
@@ -129,6 +134,11 @@ struct ir_traits : detail::member_node_id<G> {
                                      std::span<const std::int64_t> shape)
       -> decltype(g.add_constant(data, shape)) {
     return g.add_constant(data, shape);
+  }
+  template <class Graph = G>
+  static constexpr auto add_scaled_constant(Graph& g, const scaled_weights& w)
+      -> decltype(g.add_scaled_constant(w)) {
+    return g.add_scaled_constant(w);
   }
   template <class Graph = G>
   static constexpr auto constant_storage(Graph& g, std::size_t count)
@@ -385,6 +395,15 @@ concept has_add_table16 = calls_add_table16<G> &&
   { ir_traits<G>::add_table(g, n, t) } -> std::convertible_to<node_id_t<G>>;
 };
 template <class G>
+concept calls_add_scaled_constant = requires(G& g, const scaled_weights& w) {
+  ir_traits<G>::add_scaled_constant(g, w);
+};
+template <class G>
+concept has_add_scaled_constant = calls_add_scaled_constant<G> &&
+    requires(G& g, const scaled_weights& w) {
+  { ir_traits<G>::add_scaled_constant(g, w) } -> std::same_as<std::optional<node_id_t<G>>>;
+};
+template <class G>
 concept calls_add_rescale = requires(G& g, node_id_t<G> n, const rescale_attributes& a,
                                      std::span<const scale_factor> s) {
   ir_traits<G>::add_rescale(g, n, a, s);
@@ -425,7 +444,8 @@ concept batch_norm_foldable_graph = constant_graph<G> && mutable_graph<G> &&
     detail::has_output_rank<G> &&
     (!detail::calls_batch_norm_operands<G> ||
      detail::has_batch_norm_operands<G>)&&(!detail::calls_unaligned_constant<G> ||
-                                           detail::has_unaligned_constant<G>);
+                                           detail::has_unaligned_constant<G>)&&(
+        !detail::calls_add_scaled_constant<G> || detail::has_add_scaled_constant<G>);
 // What the scale-into-quantize pass reads and changes: float constants and quantization.
 template <class G>
 concept quantize_foldable_graph = constant_graph<G> && mutable_graph<G> && detail::has_qparams<G> &&
@@ -518,6 +538,9 @@ constexpr bool check_batch_norm_foldable() {
     static_assert(!calls_unaligned_constant<G> || has_unaligned_constant<G>,
                   "qfold: ir_traits<G>::unaligned_constant(g, n): wrong return type: expected "
                   "std::optional<qfold::unaligned_tensor_view>");
+    static_assert(!calls_add_scaled_constant<G> || has_add_scaled_constant<G>,
+                  "qfold: ir_traits<G>::add_scaled_constant(g, w): wrong return type: expected "
+                  "std::optional<node_id>");
     static_assert(calls_output_rank<G>, "qfold: ir_traits<G>::output_rank(g, n) is missing");
     static_assert(!calls_output_rank<G> || has_output_rank<G>,
                   "qfold: ir_traits<G>::output_rank(g, n): wrong return type: expected "

@@ -89,6 +89,15 @@ class transaction {
     return added([&] { return T::add_rescale(g_, input, a, scales); });
   }
 
+  // The optional add_scaled_constant point; nullopt when the adapter declines (nothing added).
+  constexpr std::optional<id> add_scaled_constant(const scaled_weights& w) {
+    open();
+    detail::reserve_one_more(log_);
+    const std::optional<id> n = T::add_scaled_constant(g_, w);
+    if (n) log_.push_back(step{step::erase_added, *n});
+    return n;
+  }
+
   // Operand i of n becomes v; i == n's operand count appends.
   constexpr void set_operand(id n, std::size_t i, id v) {
     open();

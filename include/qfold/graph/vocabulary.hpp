@@ -56,6 +56,21 @@ struct unaligned_tensor_view {
   unaligned_values<float> data;
   std::span<const std::int64_t> shape;
 };
+// A constant given as the batch-norm fold that makes it (the optional point add_scaled_constant):
+// weight i of the new constant is weights[i] * scales[its output channel], bit for bit what
+// fold_batch_norm writes, made by values() whenever the adapter needs them (e.g. piece by piece
+// as it writes a model file, so that all of them are never held at once). Its shape is
+// weights.shape; both views are valid for the call that lends them only.
+struct scaled_weights {
+  weights_view<float> weights;    // the producer's weights, as the fold reads them
+  std::span<const float> scales;  // one per output channel
+  // Values first .. first + out.size() - 1; a rejection (a range outside the weights, scales
+  // that do not fit them, a non-finite value) leaves out's contents meaningless.
+  [[nodiscard]] constexpr std::optional<rejection> values(std::size_t first,
+                                                          std::span<float> out) const {
+    return fold_batch_norm_weights(weights, scales, first, out);
+  }
+};
 
 struct conv_attributes {
   std::int64_t groups = 1;
