@@ -689,3 +689,101 @@ TEST_CASE("onnx spill: lent room is kept where it is, and taken back by any othe
   CHECK(other == b.substr(0, 5000));
   CHECK(kept == b);
 }
+
+namespace {
+qfold_onnx::graph::node_id named(const qfold_onnx::graph& g, const std::string& name) {
+  for (const auto n : g.nodes())
+    if (g.name(n) == name) return n;
+  FAIL("no node named " << name);
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("onnx adapter: a fold deferred to the writer, made in full when it is read") {
+  // qfold-onnx's path: the first site's weights lie in the mapped input, so its fold is a
+  // scaled constant (add_scaled_constant), written piece by piece; the refused site and the
+  // Gemm's transposed view are not. Read through constant(), the deferred tensor is made in
+  // full (in the spill), with the plain path's values, and the model still writes the same bytes.
+  auto b = big_model();
+  const std::string bytes = bytes_of(b.m);
+  onnx::ModelProto plain = qfold_onnx::parse_model(bytes, "m.onnx");
+  REQUIRE(qfold_onnx::fold_model(plain).folded() == 2);
+  const std::string folded_w1 = find_node(plain, "conv1")->input(1);
+  const std::vector<float> want = data(plain, folded_w1);
+  qfold_onnx::raw_aliases aliases;
+  onnx::ModelProto m = qfold_onnx::parse_model(bytes, "m.onnx", &aliases);
+  REQUIRE(qfold_onnx::fold_model(m, &aliases).folded() == 2);
+  CHECK(aliases.deferred.size() == 1);
+  CHECK(find_node(m, "conv1")->input(1) == folded_w1);
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto plain_out = dir / "qfold_onnx_deferred_plain.onnx", out = dir / "qfold_onnx_deferred.onnx";
+  qfold_onnx::write_model(plain, plain_out.string());
+  qfold_onnx::write_model(m, out.string(), &aliases);
+  CHECK(read_file(out) == read_file(plain_out));
+  qfold_onnx::graph g(m, &aliases);
+  const auto c = g.constant(named(g, folded_w1));
+  REQUIRE(c.has_value());
+  CHECK(same_bits(std::vector<float>(c->data.begin(), c->data.end()), want));
+  CHECK(aliases.deferred.empty());
+  qfold_onnx::write_model(m, out.string(), &aliases);
+  CHECK(read_file(out) == read_file(plain_out));
+}
+
+TEST_CASE("onnx adapter: add_scaled_constant only for whole folds of the input's own bytes") {
+  auto b = big_model();
+  const std::string bytes = bytes_of(b.m);
+  qfold_onnx::raw_aliases aliases;
+  onnx::ModelProto m = qfold_onnx::parse_model(bytes, "m.onnx", &aliases);
+  qfold_onnx::graph g(m, &aliases);
+  const std::string_view w1 = aliases.at(&m.graph().initializer(0));  // w1, (32, 16, 3, 3)
+  const std::vector<std::int64_t> shape{32, 16, 3, 3}, small{4, 4};
+  const std::vector<float> scales(32, 0.5f), heap(32 * 16 * 9, 1.0f);
+  using qfold::weight_layout, qfold::weights_kind;
+  const auto in_input = [&](std::size_t count, std::span<const std::int64_t> dims) {
+    return qfold::weights_view<float>(
+        qfold::unaligned_values<float>{reinterpret_cast<const std::byte*>(w1.data()), count}, dims,
+        weight_layout::o_i_s, 1, weights_kind::conv);
+  };
+  const std::string before = bytes_of(m);
+  // Declined, nothing added: weights outside the input (they may be freed once the pass erases
+  // them), too small to be spliced, scales that do not fit, a shape that disagrees.
+  CHECK_FALSE(g.add_scaled_constant(
+      {qfold::weights_view<float>(heap, shape, weight_layout::o_i_s, 1, weights_kind::conv),
+       scales}));
+  CHECK_FALSE(g.add_scaled_constant({in_input(16, small), std::span(scales).first(4)}));
+  CHECK_FALSE(g.add_scaled_constant({in_input(32 * 16 * 9, shape), std::span(scales).first(31)}));
+  CHECK_FALSE(g.add_scaled_constant({in_input(32 * 16 * 9 - 1, shape), scales}));
+  CHECK(bytes_of(m) == before);
+  CHECK(aliases.deferred.empty());
+  // All or nothing at every step.
+  bool done = false;
+  for (std::size_t k = 0; !done && k < 64; ++k) {
+    g.inject_failure_after(k);
+    try {
+      const auto id = g.add_scaled_constant({in_input(32 * 16 * 9, shape), scales});
+      REQUIRE(id.has_value());
+      done = true;
+      CHECK(aliases.deferred.size() == 1);
+      const auto c = g.constant(*id);  // made now: w1 * 0.5
+      REQUIRE(c.has_value());
+      std::vector<float> w(32 * 16 * 9);
+      std::memcpy(w.data(), w1.data(), w1.size());
+      for (auto& x : w) x *= 0.5f;
+      CHECK(same_bits(std::vector<float>(c->data.begin(), c->data.end()), w));
+      CHECK(aliases.deferred.empty());
+      g.erase(*id);
+    } catch (const std::bad_alloc&) {
+      CHECK(bytes_of(m) == before);
+      CHECK(aliases.deferred.empty());
+    }
+  }
+  CHECK(done);
+  g.inject_failure_after(std::nullopt);
+  // Erased while deferred: gone from the model and from the deferred tensors.
+  const auto id = g.add_scaled_constant({in_input(32 * 16 * 9, shape), scales});
+  REQUIRE(id.has_value());
+  CHECK(g.constant_bytes(*id) == 32 * 16 * 9 * sizeof(float));
+  g.erase(*id);
+  CHECK(aliases.deferred.empty());
+  CHECK(bytes_of(m) == before);
+}

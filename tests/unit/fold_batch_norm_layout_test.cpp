@@ -276,3 +276,135 @@ TEST_CASE("batch norm refuses unaligned weights that disagree with their shape",
       qfold::weights_view<float>(m.view, shape, weight_layout::o_i_s, 1, weights_kind::linear), {},
       bn, out, b));
 }
+
+TEST_CASE("batch norm in two steps: every range of the weights, fold_batch_norm's bits", "[fold]") {
+  // fold_batch_norm_scales, then fold_batch_norm_weights over a range (a writer folding each
+  // piece as it writes it): for every range [first, first + n) of small weights of each layout
+  // and kind, the values are fold_batch_norm's bit for bit, and each one is w * (gamma * (1 /
+  // sqrt(var + eps))) in float, its channel taken from the element's index by the layout's
+  // definition; a non-finite product is named by its own index in every range holding it.
+  std::mt19937 gen(47);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  using qfold::weight_layout;
+  struct layout_case {
+    weight_layout layout;
+    std::vector<std::int64_t> shape;
+    std::int64_t groups;
+    std::size_t channels;
+  };
+  const std::vector<layout_case> cases{
+      {weight_layout::o_i_s, {6, 2, 3, 3}, 2, 6}, {weight_layout::o_s_i, {6, 3, 2, 2}, 1, 6},
+      {weight_layout::s_i_o, {2, 3, 4, 6}, 1, 6}, {weight_layout::i_o_s, {4, 3, 2, 2}, 2, 6},
+      {weight_layout::o_i_s, {5, 7}, 1, 5},
+  };
+  const auto channel_of = [](const layout_case& c, std::size_t i, std::size_t n) -> std::size_t {
+    const auto d0 = static_cast<std::size_t>(c.shape[0]), d1 = static_cast<std::size_t>(c.shape[1]);
+    switch (c.layout) {
+      case weight_layout::o_i_s:
+      case weight_layout::o_s_i:
+        return i / (n / d0);
+      case weight_layout::s_i_o:
+        return i % static_cast<std::size_t>(c.shape.back());
+      case weight_layout::i_o_s: {  // (in, out / groups, k...): out channel g * d1 + j
+        const std::size_t k = n / (d0 * d1), in = i / (d1 * k), j = (i / k) % d1;
+        return in / (d0 / static_cast<std::size_t>(c.groups)) * d1 + j;
+      }
+    }
+    return 0;
+  };
+  const auto bits = [](float x) { return std::bit_cast<std::uint32_t>(x); };
+  for (const auto& c : cases)
+    for (const auto kind : {qfold::weights_kind::conv, qfold::weights_kind::linear}) {
+      std::size_t n = 1;
+      for (const auto d : c.shape) n *= static_cast<std::size_t>(d);
+      std::vector<float> w(n);
+      for (auto& x : w) x = dist(gen);
+      const random_bn_data p(c.channels, gen, dist, 0.1f);
+      const qfold::batch_norm_params<float> bn{p.mean, p.var, p.gamma, p.beta, 1e-5f, false};
+      const qfold::weights_view<float> view(w, c.shape, c.layout, c.groups, kind);
+      std::vector<float> want(n), want_b(c.channels), scales(c.channels), bias(c.channels);
+      REQUIRE_FALSE(qfold::fold_batch_norm(view, p.bias, bn, want, want_b));
+      REQUIRE_FALSE(qfold::fold_batch_norm_scales(view, p.bias, bn, scales, bias));
+      CHECK(bias == want_b);
+      std::size_t off_formula = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t o = channel_of(c, i, n);
+        off_formula += bits(want[i]) != bits(w[i] * (p.gamma[o] * (1.0f / std::sqrt(p.var[o] + 1e-5f))));
+      }
+      CHECK(off_formula == 0);
+      std::vector<float> huge = w;
+      const std::size_t bad = n / 2;
+      huge[bad] = std::numeric_limits<float>::max();
+      if (std::abs(huge[bad] * scales[channel_of(c, bad, n)]) <= std::numeric_limits<float>::max())
+        huge[bad] = std::numeric_limits<float>::infinity();  // a scale below 1 keeps max finite
+      const qfold::weights_view<float> huge_view(huge, c.shape, c.layout, c.groups, kind);
+      std::size_t differ = 0, misnamed = 0;
+      std::vector<float> got(n);
+      for (std::size_t first = 0; first <= n; ++first)
+        for (std::size_t len = 0; first + len <= n; ++len) {
+          const std::span<float> piece(got.data(), len);
+          REQUIRE_FALSE(qfold::fold_batch_norm_weights(view, scales, first, piece));
+          for (std::size_t k = 0; k < len; ++k) differ += bits(got[k]) != bits(want[first + k]);
+          const auto r = qfold::fold_batch_norm_weights(huge_view, scales, first, piece);
+          const bool holds = first <= bad && bad < first + len;
+          misnamed += r.has_value() != holds ||
+                      (r && (r->code != qfold::reason::non_finite || r->index != bad));
+        }
+      INFO("layout " << static_cast<int>(c.layout) << ", " << n << " weights");
+      CHECK(differ == 0);
+      CHECK(misnamed == 0);
+      // Misuse is refused: scales of another count, a range beyond the weights.
+      std::vector<float> one(1);
+      const auto short_scales = std::span<const float>(scales).first(c.channels - 1);
+      CHECK(qfold::fold_batch_norm_weights(view, short_scales, 0, std::span<float>(one))->code ==
+            qfold::reason::channel_mismatch);
+      CHECK(qfold::fold_batch_norm_weights(view, scales, n, std::span<float>(one)));
+      CHECK(qfold::fold_batch_norm_weights(view, scales, n + 1, std::span<float>()));
+      CHECK(qfold::fold_batch_norm_weights(view, scales, SIZE_MAX, std::span<float>(one)));
+      CHECK(qfold::fold_batch_norm_scales(view, p.bias, bn, std::span<float>(scales).first(1),
+                                          bias));
+    }
+  // A non-finite bias: the scales step names it as fold_batch_norm does (index = weights +
+  // channel), and still gives the scales.
+  const std::vector<float> w(8, 1.0f), ones(2, 1.0f), beta{0.0f, std::numeric_limits<float>::infinity()};
+  const std::vector<std::int64_t> shape{2, 4};
+  const qfold::batch_norm_params<float> bn{ones, ones, ones, beta, 0.0f, false};
+  const qfold::weights_view<float> v(w, shape, weight_layout::o_i_s, 1, qfold::weights_kind::conv);
+  std::vector<float> out(8), b(2), s(2);
+  const auto want_r = qfold::fold_batch_norm(v, {}, bn, out, b);
+  const auto r = qfold::fold_batch_norm_scales(v, {}, bn, s, b);
+  REQUIRE(want_r);
+  REQUIRE(r);
+  CHECK(r->code == want_r->code);
+  CHECK(r->index == want_r->index);
+  CHECK(r->index == 9);
+  CHECK(s == ones);
+}
+
+TEST_CASE("batch norm in two steps: pieces of a site above the streaming size", "[fold]") {
+  // Cut as a writer cuts them (a power of two) and at odd places, the pieces of a large site
+  // (whose whole fold streams where the CPU pays) are its fold's bits.
+  std::mt19937 gen(53);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  const std::vector<std::int64_t> shape{64, 47, 10, 10};
+  const std::size_t n = 64 * 47 * 100;
+  std::vector<float> w(n);
+  for (auto& x : w) x = dist(gen);
+  const random_bn_data p(64, gen, dist, 0.1f);
+  const qfold::batch_norm_params<float> bn{p.mean, p.var, p.gamma, p.beta, 1e-5f, false};
+  const misplaced m(w, 3);  // read in place at an odd address, as from a model file
+  const qfold::weights_view<float> view(m.view, shape, qfold::weight_layout::o_i_s, 1,
+                                        qfold::weights_kind::conv);
+  std::vector<float> want(n), want_b(64), scales(64), bias(64);
+  REQUIRE_FALSE(qfold::fold_batch_norm(view, p.bias, bn, want, want_b));
+  REQUIRE_FALSE(qfold::fold_batch_norm_scales(view, p.bias, bn, scales, bias));
+  for (const std::size_t piece : {std::size_t{1} << 14, std::size_t{1} << 16, std::size_t{4699}}) {
+    std::vector<float> got(n);
+    for (std::size_t first = 0; first < n; first += piece) {
+      const std::size_t len = std::min(piece, n - first);
+      REQUIRE_FALSE(qfold::fold_batch_norm_weights(view, scales, first,
+                                                   std::span<float>(got.data() + first, len)));
+    }
+    CHECK(std::memcmp(got.data(), want.data(), n * sizeof(float)) == 0);
+  }
+}

@@ -571,3 +571,98 @@ TEST_CASE("batch norm: reads the weights in place through unaligned_constant, ch
       }
     }
 }
+
+namespace {
+// An adapter with the optional point add_scaled_constant (qfold-onnx folds such a constant as it
+// writes it): here it makes the values at once, in odd pieces through values(), or declines;
+// and its add_constant can fail, to see the scaled constant rolled back with the site.
+struct scaled_graph : lending_graph {
+  bool accept = true, fail_add_constant = false;
+  std::size_t scaled_calls = 0;
+  std::optional<node_id> add_scaled_constant(const qfold::scaled_weights& s) {
+    ++scaled_calls;
+    if (!accept) return std::nullopt;
+    std::vector<float> v(s.weights.size());
+    for (std::size_t first = 0; first < v.size(); first += 7) {
+      const std::size_t n = std::min<std::size_t>(7, v.size() - first);
+      if (s.values(first, std::span<float>(v.data() + first, n)))
+        throw std::logic_error("a checked fold refused later");
+    }
+    return tiny::graph::add_constant(v, s.weights.shape);
+  }
+  node_id add_constant(std::span<const float> data, std::span<const std::int64_t> shape) {
+    if (fail_add_constant) throw std::bad_alloc();
+    return lending_graph::add_constant(data, shape);
+  }
+};
+static_assert(qfold::batch_norm_foldable_graph<scaled_graph>);
+static_assert(qfold::detail::has_add_scaled_constant<scaled_graph>);
+}  // namespace
+
+TEST_CASE("batch norm: a fold deferred to the adapter (add_scaled_constant) has the same bits",
+          "[graph][batch_norm]") {
+  // Conv (with and without bias) and linear sites: accepted, the constant the adapter makes from
+  // the scales is the fold's (check_folded_constants: fold_batch_norm on the captured values);
+  // declined, the pass folds into storage as without the point.
+  for (const bool accept : {true, false})
+    for (const bool linear : {false, true}) {
+      INFO("accept " << accept << ", linear " << linear);
+      scaled_graph g;
+      g.accept = accept;
+      g.mode = lending_graph::lend::none;
+      id producer = tiny::graph::none;
+      std::vector<float> in;
+      if (linear) {
+        const id x = g.input("x", {2, 100});
+        g.weight = random_constant(g, "w", {6, 100}, 3);
+        producer = g.linear("fc", x, g.weight, random_constant(g, "b", {6}, 4));
+        in = tiny::random_floats(200, 5);
+      } else {
+        const id x = g.input("x", {1, 4, 5, 5});
+        g.weight = random_constant(g, "w", {4, 4, 3, 3}, 1);
+        producer = g.conv2d("conv", x, g.weight);
+        in = tiny::random_floats(100, 5);
+      }
+      const id bn = random_bn(g, "bn", producer, linear ? 6 : 4, 10);
+      g.mark_output(bn);
+      const std::vector<float> before = tiny::run(g, in);
+      const site_data site = capture(g, bn);
+      REQUIRE(qfold::fold_batch_norms(g).folded() == 1);
+      check_folded_constants(g, site);
+      CHECK(g.scaled_calls == 1);
+      CHECK(g.added.size() == (accept ? 1u : 2u));  // the bias alone, or weights and bias
+      CHECK(relative_difference(before, tiny::run(g, in)) < 1e-5);
+    }
+}
+
+TEST_CASE("batch norm: a deferred fold is refused as the stored one, and rolled back whole",
+          "[graph][batch_norm]") {
+  // var + eps == 0 on channel 2: weights and bias are both non-finite there; the site is refused
+  // before the adapter is asked, named by its first weight as fold_batch_norm names it.
+  const auto site = [](scaled_graph& g, bool infinite) {
+    const id x = g.input("x", {1, 4, 5, 5});
+    g.weight = random_constant(g, "w", {4, 4, 3, 3}, 1);
+    const id conv = g.conv2d("conv", x, g.weight, random_constant(g, "b", {4}, 2));
+    std::vector<float> var(4, 1.0f);
+    if (infinite) var[2] = -1e-5f;
+    g.mark_output(g.batch_norm("bn", conv, random_constant(g, "gamma", {4}, 11, 0.5f, 1.5f),
+                               random_constant(g, "beta", {4}, 12, -1, 1),
+                               random_constant(g, "mean", {4}, 13, -1, 1),
+                               g.constant("var", var, {4}), 1e-5, false));
+  };
+  {
+    scaled_graph g;
+    site(g, true);
+    const auto r = expect_rejected(g, reason::non_finite);
+    CHECK(r.index == 2 * 4 * 3 * 3);
+    CHECK(g.scaled_calls == 0);
+  }
+  {  // The scaled constant is added, then the bias's add_constant throws: the site rolls back.
+    scaled_graph g;
+    site(g, false);
+    g.fail_add_constant = true;
+    const auto r = expect_rejected(g, reason::adapter_failure);
+    CHECK(g.scaled_calls == 1);
+    (void)r;
+  }
+}

@@ -513,6 +513,7 @@ template <std::floating_point T>
                                            std::span<const T> scales, std::size_t first, T* out,
                                            std::size_t n, bool large) {
   const weight_source<T> in{w.values.empty() ? nullptr : w.values.data(), w.unaligned.bytes};
+  if (in.values == nullptr && in.bytes == nullptr) return n == 0;  // geometry() refused it first
   const std::size_t end = first + n;
   bool finite = true;
   const auto runs = [&](std::size_t run, bool stream, auto&& channel_of) {

@@ -4,8 +4,11 @@
 // at apply, into the storage the adapter lends for the new constant (constant_storage) or else
 // one buffer reused from site to site: it runs at memory speed, so a second pass over the
 // weights during analysis would cost as much again, and holding every site's folded weights
-// until the end as much fresh memory as the weights themselves. A site the fold refuses
-// (shapes, a non-finite result) is refused before anything is mutated, so it is left as it was.
+// until the end as much fresh memory as the weights themselves. An adapter with
+// add_scaled_constant is given the fold itself instead (the weights and the per-channel scales),
+// to make the values when it writes them: the pass then makes each value once into a small
+// buffer, only to check it. A site the fold refuses (shapes, a non-finite result) is refused
+// before anything is mutated, so it is left as it was.
 #pragma once
 
 #include <cstddef>
@@ -151,16 +154,17 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   // An absent gamma or beta is its neutral value, one per channel (the statistics say how many).
   if (!gamma) out.ones.assign(mean->data.size(), 1.0f);
   if (!beta) out.zeros.assign(mean->data.size(), 0.0f);
-  const std::span<const float> gamma_data = gamma ? gamma->data : std::span<const float>(out.ones);
-  const std::span<const float> beta_data = beta ? beta->data : std::span<const float>(out.zeros);
+  out.params.mean = mean->data;
+  out.params.variance = var->data;
+  out.params.gamma = gamma ? gamma->data : std::span<const float>(out.ones);
+  out.params.beta = beta ? beta->data : std::span<const float>(out.zeros);
+  out.params.epsilon = static_cast<float>(attrs.epsilon);
   out.weight_shape.assign(weight->shape.begin(), weight->shape.end());
   out.w = *weight;
   out.w->layout = conv.layout;
   out.w->groups = conv.groups;
   out.w->kind = T::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
   out.producer_bias = bias ? bias->data : std::span<const float>{};
-  out.params = {mean->data, var->data, gamma_data, beta_data, static_cast<float>(attrs.epsilon),
-                false};
   return std::nullopt;
 }
 
