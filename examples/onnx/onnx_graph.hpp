@@ -779,15 +779,14 @@ class graph {
   std::optional<node_id> add_scaled_constant(const qfold::scaled_weights& w) {
     if constexpr (std::endian::native != std::endian::little) return std::nullopt;
     const qfold::weights_view<float>& v = w.weights;
-    const auto* at = v.values.empty() ? v.unaligned.bytes
-                                      : reinterpret_cast<const std::byte*>(v.values.data());
+    const auto* at =
+        v.values.empty() ? v.unaligned.bytes : reinterpret_cast<const std::byte*>(v.values.data());
     const auto bytes = checked::bytes(v.size(), sizeof(float));
     if (aliases_ == nullptr || at == nullptr || !bytes || *bytes < raw_aliases::min_bytes ||
         !within(aliases_->source, at, *bytes) || w.values(0, {}))
       return std::nullopt;
-    raw_aliases::scaled d{at,       v.size(), {v.shape.begin(), v.shape.end()},
-                          v.layout, v.groups, v.kind,
-                          {w.scales.begin(), w.scales.end()}};
+    raw_aliases::scaled d{at,       v.size(), {v.shape.begin(), v.shape.end()},  v.layout,
+                          v.groups, v.kind,   {w.scales.begin(), w.scales.end()}};
     journal j(*this);
     auto t = float_initializer(d.shape);
     t->set_raw_data(std::string(1, '\0'));  // the placeholder
@@ -1209,7 +1208,8 @@ class graph {
 
   // Whether the n bytes at p lie in `in` (addresses compared as integers).
   static bool within(std::string_view in, const std::byte* p, std::size_t n) noexcept {
-    const auto a = reinterpret_cast<std::uintptr_t>(p), s = reinterpret_cast<std::uintptr_t>(in.data());
+    const auto a = reinterpret_cast<std::uintptr_t>(p),
+               s = reinterpret_cast<std::uintptr_t>(in.data());
     return in.data() != nullptr && a >= s && a - s <= in.size() && n <= in.size() - (a - s);
   }
   // A new float initializer of these dims, with a fresh name and no data yet.

@@ -670,9 +670,7 @@ inline void splice_model(onnx::ModelProto& model, const raw_aliases* aliases, sp
     throw tool_error(exit_write, "internal error: the folded model does not serialize");
   const bool ok = wire::rewrite_model(
       out.skeleton,
-      [&](std::size_t k, std::string_view) {
-        return k < data.size() ? data[k] : wire::part{};
-      },
+      [&](std::size_t k, std::string_view) { return k < data.size() ? data[k] : wire::part{}; },
       out.file);
   if (!ok) throw tool_error(exit_write, "internal error: the serialized model does not re-read");
   // The views of lent bytes stay valid after the guard gives them back: each holds at least

@@ -716,7 +716,8 @@ TEST_CASE("onnx adapter: a fold deferred to the writer, made in full when it is 
   CHECK(aliases.deferred.size() == 1);
   CHECK(find_node(m, "conv1")->input(1) == folded_w1);
   const auto dir = std::filesystem::temp_directory_path();
-  const auto plain_out = dir / "qfold_onnx_deferred_plain.onnx", out = dir / "qfold_onnx_deferred.onnx";
+  const auto plain_out = dir / "qfold_onnx_deferred_plain.onnx",
+             out = dir / "qfold_onnx_deferred.onnx";
   qfold_onnx::write_model(plain, plain_out.string());
   qfold_onnx::write_model(m, out.string(), &aliases);
   CHECK(read_file(out) == read_file(plain_out));

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <qfold/fold/batch_norm.hpp>
+#include <span>
 #include <type_traits>
 
 namespace {
@@ -44,6 +45,26 @@ constexpr std::array<std::byte, 9> misplaced_w = [] {
 static_assert(fold(qfold::weights_view<float>(
                   qfold::unaligned_values<float>{misplaced_w.data() + 1, 2}, conv_shape,
                   qfold::weight_layout::o_i_s, 1, qfold::weights_kind::conv)) == expected);
+
+// In two steps (a writer folding pieces as it writes them): the scales {1, 4}, the same bias,
+// then each weight alone from its scale; a range beyond the weights is refused.
+template <class View>
+constexpr std::array<float, 6> fold_in_two_steps(const View& view) {
+  std::array<float, 2> scales{}, out_b{}, out_w{};
+  const qfold::batch_norm_params params{mean, var, gamma, beta, 1.0f};
+  if (qfold::fold_batch_norm_scales(view, b, params, scales, out_b)) return {};
+  for (std::size_t i = 0; i < 2; ++i)
+    if (qfold::fold_batch_norm_weights(view, scales, i, std::span<float>(out_w).subspan(i, 1)))
+      return {};
+  if (!qfold::fold_batch_norm_weights(view, scales, 2, std::span<float>(out_w).first(1))) return {};
+  return {out_w[0], out_w[1], out_b[0], out_b[1], scales[0], scales[1]};
+}
+constexpr std::array<float, 6> expected_in_two_steps{1.0f, -8.0f, 2.25f, 15.0f, 1.0f, 4.0f};
+static_assert(fold_in_two_steps(qfold::conv_weights(w, conv_shape)) == expected_in_two_steps);
+static_assert(fold_in_two_steps(qfold::weights_view<float>(
+                  qfold::unaligned_values<float>{misplaced_w.data() + 1, 2}, conv_shape,
+                  qfold::weight_layout::o_i_s, 1, qfold::weights_kind::conv)) ==
+              expected_in_two_steps);
 
 // T comes from the data; the kind is whatever was asked for.
 static_assert(

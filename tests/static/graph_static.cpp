@@ -139,16 +139,35 @@ class fixed_graph {
 };
 static_assert(qfold::batch_norm_foldable_graph<fixed_graph>);
 
+// The same graph with the optional point add_scaled_constant: the pass hands it the fold, and it
+// makes the values (one at a time, as a writer's pieces) in the constant expression too.
+class scaled_graph : public fixed_graph {
+ public:
+  constexpr std::optional<node_id> add_scaled_constant(const qfold::scaled_weights& w) {
+    std::array<float, 8> v{};
+    const std::size_t n = w.weights.size();
+    if (n > v.size()) return std::nullopt;
+    for (std::size_t i = 0; i < n; ++i)
+      if (w.values(i, std::span<float>(v).subspan(i, 1))) return std::nullopt;
+    ++scaled;
+    return add_constant(std::span<const float>(v.data(), n), w.weights.shape);
+  }
+  std::size_t scaled = 0;
+};
+static_assert(qfold::batch_norm_foldable_graph<scaled_graph>);
+
 struct fold_result {
   std::array<float, 2> weight{}, bias{};
   std::size_t folded = 0, rejected = 0, bytes_removed = 0, live_before = 0, live_after = 0;
   qfold::reason reason{};
+  std::size_t scaled = 0;
 };
 
 // conv (OIHW 2x1x1x1, weight {3, -2}, no bias) on a (1, 1, 1, 1) input, then batch norm with
 // eps = 0 and variance {4, 0.25}.
+template <class Graph>
 constexpr fold_result fold(bool training) {
-  fixed_graph g;
+  Graph g;
   const auto c = [&](std::array<float, 2> v, std::array<std::int64_t, 4> shape, std::size_t rank) {
     return g.add_constant(v, std::span<const std::int64_t>(shape.data(), rank));
   };
@@ -167,6 +186,7 @@ constexpr fold_result fold(bool training) {
   r.rejected = report.rejected();
   r.bytes_removed = report.bytes_removed();
   if (!report.sites.empty() && report.sites[0].rejected) r.reason = report.sites[0].rejected->code;
+  if constexpr (requires { g.scaled; }) r.scaled = g.scaled;
   if (g.output() == conv && g.operands(conv).size() == 3) {
     const auto w = g.constant(g.operands(conv)[1]), b = g.constant(g.operands(conv)[2]);
     for (std::size_t i = 0; i < 2; ++i) {
@@ -181,7 +201,7 @@ constexpr fold_result fold(bool training) {
 // weight' = w * (gamma * rsqrt) = {3 * 0.5, -2 * (0.5 * 2)} = {1.5, -2}
 // bias' = ((0 - mean) * rsqrt) * gamma + beta = {-1 * 0.5 * 1 + 0.25, -2 * 2 * 0.5 - 1}
 //       = {-0.25, -3}; every step is exact in float32, so == is the right test.
-constexpr fold_result folded = fold(false);
+constexpr fold_result folded = fold<fixed_graph>(false);
 static_assert(folded.folded == 1 && folded.rejected == 0);
 static_assert(folded.weight[0] == 1.5f && folded.weight[1] == -2.0f);
 static_assert(folded.bias[0] == -0.25f && folded.bias[1] == -3.0f);
@@ -192,8 +212,17 @@ static_assert(folded.live_before == 8 && folded.live_after == 4);
 
 // A refused site (training mode) at compile time: nothing changes. (Not a non-finite fold:
 // 1 / 0, 0 * inf and float overflow are not constant expressions, so there the compile fails.)
-constexpr fold_result refused = fold(true);
+constexpr fold_result refused = fold<fixed_graph>(true);
 static_assert(refused.folded == 0 && refused.rejected == 1);
 static_assert(refused.reason == qfold::reason::training_mode);
 static_assert(refused.bytes_removed == 0 && refused.live_after == refused.live_before);
+
+// Deferred to the adapter: the same bits, the same graph after; refused before it is asked.
+constexpr fold_result deferred = fold<scaled_graph>(false);
+static_assert(deferred.scaled == 1 && deferred.folded == 1);
+static_assert(deferred.weight == folded.weight && deferred.bias == folded.bias);
+static_assert(deferred.bytes_removed == folded.bytes_removed);
+static_assert(deferred.live_after == folded.live_after);
+constexpr fold_result deferred_refused = fold<scaled_graph>(true);
+static_assert(deferred_refused.scaled == 0 && deferred_refused.rejected == 1);
 }  // namespace

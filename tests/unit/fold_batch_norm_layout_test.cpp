@@ -329,7 +329,8 @@ TEST_CASE("batch norm in two steps: every range of the weights, fold_batch_norm'
       std::size_t off_formula = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const std::size_t o = channel_of(c, i, n);
-        off_formula += bits(want[i]) != bits(w[i] * (p.gamma[o] * (1.0f / std::sqrt(p.var[o] + 1e-5f))));
+        off_formula +=
+            bits(want[i]) != bits(w[i] * (p.gamma[o] * (1.0f / std::sqrt(p.var[o] + 1e-5f))));
       }
       CHECK(off_formula == 0);
       std::vector<float> huge = w;
@@ -361,12 +362,13 @@ TEST_CASE("batch norm in two steps: every range of the weights, fold_batch_norm'
       CHECK(qfold::fold_batch_norm_weights(view, scales, n, std::span<float>(one)));
       CHECK(qfold::fold_batch_norm_weights(view, scales, n + 1, std::span<float>()));
       CHECK(qfold::fold_batch_norm_weights(view, scales, SIZE_MAX, std::span<float>(one)));
-      CHECK(qfold::fold_batch_norm_scales(view, p.bias, bn, std::span<float>(scales).first(1),
-                                          bias));
+      CHECK(
+          qfold::fold_batch_norm_scales(view, p.bias, bn, std::span<float>(scales).first(1), bias));
     }
   // A non-finite bias: the scales step names it as fold_batch_norm does (index = weights +
   // channel), and still gives the scales.
-  const std::vector<float> w(8, 1.0f), ones(2, 1.0f), beta{0.0f, std::numeric_limits<float>::infinity()};
+  const std::vector<float> w(8, 1.0f), ones(2, 1.0f),
+      beta{0.0f, std::numeric_limits<float>::infinity()};
   const std::vector<std::int64_t> shape{2, 4};
   const qfold::batch_norm_params<float> bn{ones, ones, ones, beta, 0.0f, false};
   const qfold::weights_view<float> v(w, shape, weight_layout::o_i_s, 1, qfold::weights_kind::conv);

@@ -628,7 +628,8 @@ template <std::floating_point T>
   detail::channel_geometry g;
   if (auto r = detail::geometry(w, g)) return r;
   if (scales.size() != static_cast<std::size_t>(g.out_channels))
-    return rejection{reason::channel_mismatch, "batch norm: scales differ from the output channels"};
+    return rejection{reason::channel_mismatch,
+                     "batch norm: scales differ from the output channels"};
   if (first > w.size() || folded.size() > w.size() - first)
     return rejection{reason::channel_mismatch, "batch norm: the range leaves the weights"};
   if (detail::scale_weights(w, g, scales, first, folded.data(), folded.size(), false))

@@ -200,9 +200,8 @@ constexpr std::optional<rejection> fold_deferred(batch_norm_fold& out) {
   const std::size_t channels = out.params.mean.size();
   out.scales.assign(channels, 0.0f);
   out.bias.assign(channels, 0.0f);
-  const auto scales = fold_batch_norm_scales(w, out.producer_bias, out.params,
-                                             std::span<float>(out.scales),
-                                             std::span<float>(out.bias));
+  const auto scales = fold_batch_norm_scales(
+      w, out.producer_bias, out.params, std::span<float>(out.scales), std::span<float>(out.bias));
   if (scales && scales->code != reason::non_finite) return scales;
   constexpr std::size_t piece = std::size_t{1} << 14;  // 64 KiB of floats
   if (out.piece.size() < piece) out.piece.assign(piece, 0.0f);
@@ -244,7 +243,8 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
   const auto apply = [&](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
     // The constants are read again (earlier sites only add constants and erase unused ones) and
     // folded; a refusal comes before any mutation, so the site stays untouched.
-    if (auto refused = detail::plan_batch_norm(std::as_const(g), p.batch_norm, p.producer, p, &fold))
+    if (auto refused =
+            detail::plan_batch_norm(std::as_const(g), p.batch_norm, p.producer, p, &fold))
       return refused;
     std::optional<id> w;
     if constexpr (detail::has_add_scaled_constant<G>) {

@@ -442,10 +442,10 @@ template <class G>
 concept batch_norm_foldable_graph = constant_graph<G> && mutable_graph<G> &&
     detail::has_conv_attributes<G> && detail::has_batch_norm_attributes<G> &&
     detail::has_output_rank<G> &&
-    (!detail::calls_batch_norm_operands<G> ||
-     detail::has_batch_norm_operands<G>)&&(!detail::calls_unaligned_constant<G> ||
-                                           detail::has_unaligned_constant<G>)&&(
-        !detail::calls_add_scaled_constant<G> || detail::has_add_scaled_constant<G>);
+    (!detail::calls_batch_norm_operands<G> || detail::has_batch_norm_operands<G>)&&(
+        !detail::calls_unaligned_constant<G> ||
+        detail::has_unaligned_constant<G>)&&(!detail::calls_add_scaled_constant<G> ||
+                                             detail::has_add_scaled_constant<G>);
 // What the scale-into-quantize pass reads and changes: float constants and quantization.
 template <class G>
 concept quantize_foldable_graph = constant_graph<G> && mutable_graph<G> && detail::has_qparams<G> &&
