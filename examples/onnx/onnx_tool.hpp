@@ -719,6 +719,7 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
     throw tool_error(exit_write, "the folded model is larger than 2 GiB, protobuf's limit");
   const int fd = out.fd();
   int error = 0;
+  bool refold_failed = false;
   {
     // Straight from the pieces: tensor bytes that are in a file (the input, the spill) are
     // copied by the kernel from file to file (sendfile: no page of them is mapped for this);
@@ -760,7 +761,10 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
           iov.push_back({const_cast<char*>(b.data()), b.size()});
           flush();
         });
-        if (!made && error == 0) error = EIO;
+        if (!made) {
+          refold_failed = true;
+          break;
+        }
         continue;
       }
       std::string_view v = p.bytes;
@@ -780,6 +784,10 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
     }
     if (error == 0) flush();
   }
+  if (refold_failed)  // the temporary goes with `out`: no partial file
+    throw tool_error(exit_write,
+                     "a folded tensor no longer folds as it did when it was checked (was the "
+                     "input changed while qfold-onnx ran?); nothing written");
   if (error != 0) out.fail(error);
   out.commit();
   return size;

@@ -788,3 +788,33 @@ TEST_CASE("onnx adapter: add_scaled_constant only for whole folds of the input's
   CHECK(aliases.deferred.empty());
   CHECK(bytes_of(m) == before);
 }
+
+TEST_CASE("onnx tool: a deferred fold that no longer folds fails the write, leaving no file") {
+  // The input's bytes are read again when the writer makes a deferred fold; changed in between
+  // (another process writing the file), a weight that now overflows is caught there: exit 3 and
+  // no output, never a file with a non-finite weight the check did not see.
+  auto b = big_model();
+  std::string buffer = bytes_of(b.m);
+  qfold_onnx::raw_aliases aliases;
+  onnx::ModelProto m = qfold_onnx::parse_model(buffer, "m.onnx", &aliases);
+  REQUIRE(qfold_onnx::fold_model(m, &aliases).folded() == 2);
+  REQUIRE(aliases.deferred.size() == 1);
+  const auto& d = aliases.deferred.begin()->second;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::memcpy(buffer.data() + (reinterpret_cast<const char*>(d.bytes) - buffer.data()) + 8, &inf,
+              sizeof inf);
+  const auto out = std::filesystem::temp_directory_path() / "qfold_onnx_refold_fails.onnx";
+  std::filesystem::remove(out);
+  try {
+    qfold_onnx::write_model(m, out.string(), &aliases);
+    FAIL("the write succeeded");
+  } catch (const qfold_onnx::tool_error& e) {
+    CHECK(e.code() == qfold_onnx::exit_write);
+    CHECK(std::string(e.what()).find("no longer folds") != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(out));
+  std::size_t left = 0;
+  for (const auto& e : std::filesystem::directory_iterator(out.parent_path()))
+    left += e.path().filename().string().starts_with(".qfold_onnx_refold_fails.onnx.qfold-");
+  CHECK(left == 0);
+}
