@@ -183,6 +183,13 @@ TEST_CASE("batch norm: every row kernel this CPU has gives the plain loop's bits
 
 namespace {
 // `v`'s bytes starting `shift` bytes into a byte buffer, as a model file may hold them.
+// A weight layout and shape (grouped where `groups` > 1) with its output channel count.
+struct layout_case {
+  qfold::weight_layout layout;
+  std::vector<std::int64_t> shape;
+  std::int64_t groups;
+  std::size_t channels;
+};
 struct misplaced {
   std::vector<std::byte> storage;
   qfold::unaligned_values<float> view;
@@ -201,12 +208,6 @@ TEST_CASE("batch norm reads weights from bytes at any alignment, to the same bit
   std::mt19937 gen(31);
   std::normal_distribution<float> dist(0.0f, 2.0f);
   using qfold::weight_layout;
-  struct layout_case {
-    weight_layout layout;
-    std::vector<std::int64_t> shape;
-    std::int64_t groups;
-    std::size_t channels;
-  };
   const std::vector<layout_case> cases{
       {weight_layout::o_i_s, {6, 4, 3, 3}, 2, 6},      {weight_layout::o_s_i, {6, 3, 3, 4}, 1, 6},
       {weight_layout::s_i_o, {3, 3, 4, 6}, 1, 6},      {weight_layout::i_o_s, {4, 3, 2, 2}, 2, 6},
@@ -286,12 +287,6 @@ TEST_CASE("batch norm in two steps: every range of the weights, fold_batch_norm'
   std::mt19937 gen(47);
   std::normal_distribution<float> dist(0.0f, 2.0f);
   using qfold::weight_layout;
-  struct layout_case {
-    weight_layout layout;
-    std::vector<std::int64_t> shape;
-    std::int64_t groups;
-    std::size_t channels;
-  };
   const std::vector<layout_case> cases{
       {weight_layout::o_i_s, {6, 2, 3, 3}, 2, 6}, {weight_layout::o_s_i, {6, 3, 2, 2}, 1, 6},
       {weight_layout::s_i_o, {2, 3, 4, 6}, 1, 6}, {weight_layout::i_o_s, {4, 3, 2, 2}, 2, 6},

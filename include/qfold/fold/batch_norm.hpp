@@ -494,15 +494,18 @@ template <std::floating_point T>
   // rounded(): the product is rounded to T before beta is added, never fused with it (FMA).
   return rounded(scaled) + bn.beta[o];  // -0 + 0 is +0, as in torch
 }
-// The first non-finite bias, as fold_batch_norm names it (index: number of weights + channel).
+// The first non-finite value of `folded`, named with index first + its position: a weight's own
+// index, or a bias's (first = the number of weights), as fold_batch_norm names them.
 template <std::floating_point T>
-[[nodiscard]] constexpr std::optional<rejection> non_finite_bias(std::span<const T> folded_bias,
-                                                                 std::size_t weights) {
-  for (std::size_t o = 0; o < folded_bias.size(); ++o)
-    if (!math::is_finite(folded_bias[o]))
-      return rejection{reason::non_finite, "batch norm: folded bias is not finite", weights + o};
+[[nodiscard]] constexpr std::optional<rejection> first_non_finite(std::span<const T> folded,
+                                                                  std::size_t first,
+                                                                  std::string_view what) {
+  for (std::size_t i = 0; i < folded.size(); ++i)
+    if (!math::is_finite(folded[i])) return rejection{reason::non_finite, what, first + i};
   return std::nullopt;
 }
+inline constexpr std::string_view non_finite_weight = "batch norm: folded weight is not finite",
+                                  non_finite_bias = "batch norm: folded bias is not finite";
 
 // Folded weights first .. first + n - 1 into out[0 .. n): each run of weights that share a
 // channel (a row of `block` weights in o_i_s / o_s_i, of `kernel` in i_o_s) is one call of the row
@@ -547,15 +550,6 @@ template <std::floating_point T>
   }
   return finite;
 }
-// The first non-finite value of folded[0 ..), named as weight first + its index.
-template <std::floating_point T>
-[[nodiscard]] constexpr std::optional<rejection> non_finite_weight(std::span<const T> folded,
-                                                                   std::size_t first) {
-  for (std::size_t i = 0; i < folded.size(); ++i)
-    if (!math::is_finite(folded[i]))
-      return rejection{reason::non_finite, "batch norm: folded weight is not finite", first + i};
-  return std::nullopt;
-}
 }  // namespace detail
 
 // folded_weights[i] = w[i] * (gamma_o * rsqrt_o) and folded_bias[o] = ((b_o - mean_o) * rsqrt_o)
@@ -593,8 +587,11 @@ template <std::floating_point T>
   for (std::size_t o = 0; o < folded_bias.size(); ++o)
     folded_bias[o] = detail::batch_norm_bias(w.kind, bias, bn, o);
   if (!finite)
-    if (auto r = detail::non_finite_weight(std::span<const T>(folded_weights), 0)) return r;
-  return detail::non_finite_bias(std::span<const T>(folded_bias), w.size());
+    if (auto r = detail::first_non_finite(std::span<const T>(folded_weights), 0,
+                                          detail::non_finite_weight))
+      return r;
+  return detail::first_non_finite(std::span<const T>(folded_bias), w.size(),
+                                  detail::non_finite_bias);
 }
 
 // fold_batch_norm in two steps, for a writer that folds each piece of the weights as it writes
@@ -619,7 +616,8 @@ template <std::floating_point T>
     scales[o] = detail::batch_norm_scale(bn, o);
     folded_bias[o] = detail::batch_norm_bias(w.kind, bias, bn, o);
   }
-  return detail::non_finite_bias(std::span<const T>(folded_bias), w.size());
+  return detail::first_non_finite(std::span<const T>(folded_bias), w.size(),
+                                  detail::non_finite_bias);
 }
 template <std::floating_point T>
 [[nodiscard]] constexpr std::optional<rejection> fold_batch_norm_weights(
@@ -634,7 +632,7 @@ template <std::floating_point T>
     return rejection{reason::channel_mismatch, "batch norm: the range leaves the weights"};
   if (detail::scale_weights(w, g, scales, first, folded.data(), folded.size(), false))
     return std::nullopt;
-  return detail::non_finite_weight(std::span<const T>(folded), first);
+  return detail::first_non_finite(std::span<const T>(folded), first, detail::non_finite_weight);
 }
 
 }  // namespace qfold
