@@ -13,9 +13,6 @@
 #else
 #include <algorithm>
 #endif
-#include <cstddef>
-
-#include "qfold/detail/ranges.hpp"
 
 namespace qfold::detail {
 
@@ -28,10 +25,12 @@ template <class It, class S, class T>
 }
 
 // Whether the range r holds an element equal to v.
+// (A range-for, not std::ranges::begin / end: their concept checks cost each new range type.)
 template <class R, class T>
 [[nodiscard]] constexpr bool contains(const R& r, const T& v) {
-  const auto last = std::ranges::end(r);
-  return detail::find(std::ranges::begin(r), last, v) != last;
+  for (const auto& e : r)
+    if (e == v) return true;
+  return false;
 }
 
 // The first element for which pred holds, or last (std::find_if).
@@ -42,13 +41,13 @@ template <class It, class S, class Pred>
   return first;
 }
 
-// Two sized ranges of the same length with equal elements (std::ranges::equal).
+// Two ranges with size() of the same length and equal elements (std::ranges::equal).
 template <class A, class B>
 [[nodiscard]] constexpr bool equal(const A& a, const B& b) {
-  if (std::ranges::size(a) != std::ranges::size(b)) return false;
-  auto j = std::ranges::begin(b);
-  for (auto i = std::ranges::begin(a); i != std::ranges::end(a); ++i, ++j)
-    if (!(*i == *j)) return false;
+  if (a.size() != b.size()) return false;
+  auto j = b.begin();
+  for (const auto& e : a)
+    if (!(e == *j++)) return false;
   return true;
 }
 

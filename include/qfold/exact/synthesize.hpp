@@ -1042,9 +1042,9 @@ struct map_facts {
   const int_range out = range_of(space.output_type, space.output_unsigned);
   const std::int64_t cap = space.scale32 ? int32_max : 32767;
   const std::array<std::int64_t, 1> zero{0};
-  const std::span<const std::int64_t> izps = space.input_zero_points.empty()
-                                                 ? std::span<const std::int64_t>(zero)
-                                                 : space.input_zero_points;
+  const std::span<const std::int64_t> izps =
+      space.input_zero_points.empty() ? std::span<const std::int64_t>(zero.data(), zero.size())
+                                      : space.input_zero_points;
   // validate(attributes) is its zero-point rules (zero_point_ok of each side) and rules that read
   // only the space and the rounding: those once per call, the zero points per candidate, before
   // anything is evaluated (the same candidates as validating each one's attributes). Of the
