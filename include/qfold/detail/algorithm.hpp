@@ -10,7 +10,8 @@
 #if defined(__GLIBCXX__)
 #include <bits/stl_algobase.h>
 #include <bits/stl_heap.h>
-#else
+#endif
+#if !defined(__GLIBCXX__)
 #include <algorithm>
 #endif
 
