@@ -1,6 +1,7 @@
 // Bindings of include/qfold/fold/: the IR-free folds on plain parameters (batch norm into conv /
 // linear weights, DyT alpha into the tanh table, DyT gamma/beta into the next conv, a constant
 // scale into a quantize). Each returns its result, or a qfold.Rejection value.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,7 @@
 // Bindings of include/qfold/table/ (and the quantize conventions of quant/): table8 for every
 // named function and convention, the ExecuTorch and TFLite int16 tables, lookups, TFLite order,
 // and the elementwise chains (qfold.chain) with their evaluation and collapse into one table.
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>

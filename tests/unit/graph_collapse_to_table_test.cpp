@@ -4,6 +4,7 @@
 // interpreter, the original's codes on every input code (every int8 code on every channel, all
 // 65,536 int16 codes), equal to the 128-bit reference model's; each guard refuses with its
 // reason, a witness that shows the code, and the structural hash unchanged.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <qfold/qfold.hpp>

@@ -1,6 +1,7 @@
 // Table types and lookups against the TOSA spec's TABLE pseudocode, restated here independently
 // (index = (x + 32768) >> 7, frac = x & 0x7F, (base << 7) + slope * frac, slope REQUIRE) and
 // TFLite's LUTLookup; exhaustive over every int16 code for random and extreme tables.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <qfold/qfold.hpp>

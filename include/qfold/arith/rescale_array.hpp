@@ -3,7 +3,6 @@
 // (or a 256-entry table for 8-bit inputs) with no per-element checks.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstddef>
@@ -14,6 +13,7 @@
 #include "qfold/arith/rescale.hpp"
 #include "qfold/arith/result.hpp"
 #include "qfold/arith/rounding.hpp"
+#include "qfold/detail/algorithm.hpp"
 
 namespace qfold {
 

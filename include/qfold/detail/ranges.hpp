@@ -5,7 +5,7 @@
 // libstdc++ (GCC 10 and later) declares all of it in <bits/ranges_base.h>, which <span> includes;
 // <ranges> adds views and, through <iterator>'s stream iterators, <streambuf> and <string>: about
 // 0.14 s a TU on g++ 12 (bench/README.md, "Include cost"). Other standard libraries get <ranges>.
-// The range algorithms (std::ranges::find, equal, sort, lower_bound) come from <algorithm>.
+// The few algorithms qfold needs are in qfold/detail/algorithm.hpp (not <algorithm>, likewise).
 #include <span>
 #if !defined(__GLIBCXX__)
 #include <ranges>

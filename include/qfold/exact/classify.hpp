@@ -3,7 +3,6 @@
 // of these; each answer carries its certificate, each failed candidate the first input it misses.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -14,6 +13,7 @@
 
 #include "qfold/arith/rounding.hpp"
 #include "qfold/arith/scale_derivation.hpp"
+#include "qfold/detail/algorithm.hpp"
 #include "qfold/exact/domain.hpp"
 #include "qfold/exact/synthesize.hpp"
 

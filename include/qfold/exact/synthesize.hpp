@@ -3,7 +3,6 @@
 // conditions (no search over floats), and re-checked over the whole domain before it is returned.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -16,6 +15,8 @@
 #include "qfold/arith/isa.hpp"
 #include "qfold/arith/rescale.hpp"
 #include "qfold/arith/result.hpp"
+#include "qfold/arith/rounding.hpp"
+#include "qfold/detail/algorithm.hpp"
 #include "qfold/exact/domain.hpp"
 
 namespace qfold {
@@ -155,7 +156,7 @@ struct candidate {
   const int up = vhi > 0 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(vhi))) : 0;
   const int down =
       vlo < 0 ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(-(vlo + 1)))) : 0;
-  return std::clamp(1 + std::max(up, down), 2, 62);
+  return std::min(std::max(1 + std::max(up, down), 2), 62);
 }
 
 // Element types qfold knows (an enum holds any byte: other values must not reach range_of).
@@ -935,7 +936,7 @@ struct map_facts {
       y.back() != out.hi ? n : std::max(a, n - trailing(y.data(), n, out.hi, isa));
   // [a, zero): v < 0; [pos, b): v > 0.
   const std::size_t zero = static_cast<std::size_t>(
-      std::clamp<std::int64_t>(-vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));
+      qfold::clamp(-vlo, static_cast<std::int64_t>(a), static_cast<std::int64_t>(b)));
   const std::size_t pos = zero < b && vlo + static_cast<std::int64_t>(zero) == 0 ? zero + 1 : zero;
   const wide unbounded = wide{1} << 100;  // no code bounds the multiplier from above
   wide lo = 0, hi = unbounded;
@@ -1041,9 +1042,9 @@ struct map_facts {
   const int_range out = range_of(space.output_type, space.output_unsigned);
   const std::int64_t cap = space.scale32 ? int32_max : 32767;
   const std::array<std::int64_t, 1> zero{0};
-  const std::span<const std::int64_t> izps = space.input_zero_points.empty()
-                                                 ? std::span<const std::int64_t>(zero)
-                                                 : space.input_zero_points;
+  const std::span<const std::int64_t> izps =
+      space.input_zero_points.empty() ? std::span<const std::int64_t>(zero.data(), zero.size())
+                                      : space.input_zero_points;
   // validate(attributes) is its zero-point rules (zero_point_ok of each side) and rules that read
   // only the space and the rounding: those once per call, the zero points per candidate, before
   // anything is evaluated (the same candidates as validating each one's attributes). Of the

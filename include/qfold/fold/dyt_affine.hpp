@@ -3,7 +3,6 @@
 // table code to convolution input code is exactly an integer line; identities bypassed otherwise.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -18,6 +17,7 @@
 #include "qfold/arith/rescale.hpp"
 #include "qfold/arith/rescale_array.hpp"
 #include "qfold/arith/rounding.hpp"
+#include "qfold/detail/algorithm.hpp"
 #include "qfold/exact/classify.hpp"
 #include "qfold/fold/batch_norm.hpp"
 #include "qfold/fold/dyt_alpha.hpp"
@@ -76,7 +76,7 @@ struct dyt_affine_values {
                                                                      dyt_affine_values& v) {
   for (int code = -128; code < 128; ++code) {
     const std::int64_t t = s.table[static_cast<std::size_t>(code + 128)];
-    if (std::find(v.t.begin(), v.t.end(), t) != v.t.end()) continue;
+    if (detail::contains(v.t, t)) continue;
     // Kept sorted as it grows (at most 256 values): std::sort's instantiation would cost every
     // TU that includes this header ~0.03 s (bench/README.md, "Include cost").
     v.t.push_back(t);

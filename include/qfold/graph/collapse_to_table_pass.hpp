@@ -5,7 +5,6 @@
 // transaction (two_phase.hpp).
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstddef>
@@ -17,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/algorithm.hpp"
 #include "qfold/detail/ranges.hpp"
 #include "qfold/fold/collapse_to_table.hpp"
 #include "qfold/fold/rejection.hpp"
@@ -88,7 +88,8 @@ struct chain_readers {
     std::vector<std::pair<id, id>> l;
     for (const id n : ir_traits<G>::nodes(g))
       if (const auto in = chain_input(g, n)) l.emplace_back(*in, n);
-    if constexpr (std::totally_ordered<id>) std::ranges::sort(l, {}, &std::pair<id, id>::first);
+    if constexpr (std::totally_ordered<id>)
+      detail::sort_by(l.begin(), l.end(), [](const std::pair<id, id>& e) { return e.first; });
     links = std::move(l);
     built = true;
   }
@@ -96,7 +97,8 @@ struct chain_readers {
   [[nodiscard]] constexpr std::optional<id> only_reader(const G& g, id o) const {
     if (ir_traits<G>::use_count(g, o) != 1) return std::nullopt;
     if constexpr (std::totally_ordered<id>) {
-      const auto it = std::ranges::lower_bound(links, o, {}, &std::pair<id, id>::first);
+      const auto it = detail::lower_bound_by(links.begin(), links.end(), o,
+                                             [](const std::pair<id, id>& e) { return e.first; });
       if (it != links.end() && it->first == o) return it->second;
     } else {
       for (const auto& [in, reader] : links)
@@ -190,8 +192,7 @@ template <class G>
     std::vector<std::int64_t> so, si;
     std::span<const std::int64_t> vo, vi;
     if (!read_integers(T::output_shape(g, n), so, vo) ||
-        !read_integers(T::output_shape(g, *operand(g, n, slot)), si, vi) ||
-        !std::ranges::equal(vo, vi))
+        !read_integers(T::output_shape(g, *operand(g, n, slot)), si, vi) || !detail::equal(vo, vi))
       return rejection{reason::unsupported,
                        "a constant of the chain broadcasts the tensor to another shape"};
   }

@@ -3,7 +3,6 @@
 // Analysis first, then each plan in a transaction (two_phase.hpp).
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -12,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/algorithm.hpp"
 #include "qfold/detail/ranges.hpp"
 #include "qfold/fold/collapse_to_table.hpp"
 #include "qfold/fold/rejection.hpp"
@@ -52,9 +52,7 @@ constexpr report<node_id_t<G>> fold_compose_tables(G& g) {
     if (T::kind(cg, second) != op_kind::table) return std::nullopt;
     const auto first = detail::table_input(cg, second);
     if (!first || T::kind(cg, *first) != op_kind::table) return std::nullopt;
-    if (std::ranges::find(claimed, *first) != claimed.end() ||
-        std::ranges::find(claimed, second) != claimed.end())
-      return std::nullopt;
+    if (detail::contains(claimed, *first) || detail::contains(claimed, second)) return std::nullopt;
     site_candidate<id, plan_t> c{{*first, second}, std::nullopt, {*first, second, {}}};
     c.rejected = [&]() -> std::optional<rejection> {
       if (T::use_count(cg, *first) != 1)

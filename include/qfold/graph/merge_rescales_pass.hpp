@@ -4,7 +4,6 @@
 // where the naive merge differs. Analysis first, then each plan in a transaction (two_phase.hpp).
 #pragma once
 
-#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/algorithm.hpp"
 #include "qfold/detail/ranges.hpp"
 #include "qfold/fold/merge_rescales.hpp"
 #include "qfold/fold/rejection.hpp"
@@ -64,7 +64,7 @@ template <class G>
   if (!read_integers(ir_traits<G>::output_shape(g, a), sa, va) ||
       !read_integers(ir_traits<G>::output_shape(g, b), sb, vb))
     return false;
-  return std::ranges::equal(va, vb);
+  return detail::equal(va, vb);
 }
 }  // namespace detail
 
@@ -90,7 +90,7 @@ constexpr report<node_id_t<G>> fold_merge_rescales(G& g) {
       if (T::kind(cg, b) == op_kind::rescale && detail::is_int_constant(cg, a)) first = b;
     }
     if (!first) return std::nullopt;
-    const auto is_claimed = [&](id n) { return std::ranges::find(claimed, n) != claimed.end(); };
+    const auto is_claimed = [&](id n) { return detail::contains(claimed, n); };
     if (is_claimed(*first) || is_claimed(last) || (mul && is_claimed(*mul)))
       return std::nullopt;  // part of an earlier site: merged on the next run
     site_candidate<id, plan_t> c{{}, std::nullopt, {*first, last, {}}};

@@ -2,7 +2,6 @@
 // RESCALEd operands of a binary op.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string_view>

@@ -3,7 +3,6 @@
 // added by value (graph/passes.hpp), which checks the adapter at compile time.
 #pragma once
 
-#include <algorithm>
 #include <concepts>
 #include <string>
 #include <string_view>
@@ -11,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/algorithm.hpp"
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/traits.hpp"
 
@@ -97,8 +97,8 @@ class pipeline {
     return r;
   }
   [[nodiscard]] bool contains(std::string_view name) const {
-    return std::any_of(passes_.begin(), passes_.end(),
-                       [&](const entry& e) { return e.name == name; });
+    return detail::find_if(passes_.begin(), passes_.end(),
+                           [&](const entry& e) { return e.name == name; }) != passes_.end();
   }
   // The passes called one of `wanted`, in this pipeline's order (a name it lacks is ignored:
   // ask contains() first to report it).
@@ -106,8 +106,9 @@ class pipeline {
   [[nodiscard]] pipeline only(const Names& wanted) const {
     pipeline r;
     for (const auto& e : passes_)
-      if (std::any_of(std::begin(wanted), std::end(wanted),
-                      [&](const auto& w) { return std::string_view(w) == e.name; }))
+      if (detail::find_if(std::begin(wanted), std::end(wanted), [&](const auto& w) {
+            return std::string_view(w) == e.name;
+          }) != std::end(wanted))
         r.passes_.push_back(e);
     return r;
   }
@@ -125,8 +126,8 @@ class pipeline {
     pass run;
   };
   bool insert(std::string_view anchor, std::ptrdiff_t after, std::string name, pass p) {
-    const auto it = std::find_if(passes_.begin(), passes_.end(),
-                                 [&](const entry& e) { return e.name == anchor; });
+    const auto it = detail::find_if(passes_.begin(), passes_.end(),
+                                    [&](const entry& e) { return e.name == anchor; });
     if (it == passes_.end()) return false;
     passes_.insert(it + after, {std::move(name), std::move(p)});
     return true;

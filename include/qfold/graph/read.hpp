@@ -5,7 +5,6 @@
 // so no adapter needs a cache that outlives its call.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,6 @@
 // adapter call or an allocation throws, rolled back until the graph is exactly as it was.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -12,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/algorithm.hpp"
 #include "qfold/detail/ranges.hpp"
 #include "qfold/graph/traits.hpp"
 #include "qfold/graph/vocabulary.hpp"
@@ -263,12 +263,12 @@ class transaction {
     while (!todo_.empty()) {
       const id m = todo_.back();
       todo_.pop_back();
-      if (std::ranges::find(erased_, m) != erased_.end() || T::use_count(g_, m) != 0 ||
+      if (detail::contains(erased_, m) || T::use_count(g_, m) != 0 ||
           T::kind(g_, m) == op_kind::input)
         continue;
       ops_.clear();
       for (const auto o : T::operands(g_, m))
-        if (std::ranges::find(ops_, o) == ops_.end()) ops_.push_back(o);
+        if (!detail::contains(ops_, o)) ops_.push_back(o);
       detail::reserve_one_more(erased_);
       if (T::kind(g_, m) == op_kind::constant) bytes += T::constant_bytes(g_, m);
       T::erase(g_, m);

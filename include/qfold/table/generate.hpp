@@ -3,13 +3,13 @@
 // must follow) and TFLite's LUTPopulate<int16_t>. The same code runs at compile and run time.
 #pragma once
 
-#include <algorithm>
 #include <bit>
 #include <concepts>
 #include <cstdint>
 #include <limits>
 
 #include "qfold/arith/result.hpp"
+#include "qfold/arith/rounding.hpp"
 #include "qfold/arith/scale_derivation.hpp"
 #include "qfold/math/rounding.hpp"
 #include "qfold/quant/conventions.hpp"
@@ -41,7 +41,7 @@ requires std::invocable<const F&, Real>
   table8<In, Out> t;
   for (int i = 0; i < 256; ++i) {
     std::int64_t code = std::numeric_limits<In>::min() + i;
-    if (c.clamp_input_codes) code = std::clamp<std::int64_t>(code, in.qmin, in.qmax);
+    if (c.clamp_input_codes) code = qfold::clamp(code, in.qmin, in.qmax);
     const result<std::int64_t> q = quantize(c, out, static_cast<Real>(f(dequantize(c, in, code))));
     if (!q)
       return fail(q.error().code, "make_table8: the function gives NaN",
@@ -131,8 +131,8 @@ requires std::invocable<const F&, float>
   std::int64_t knots[513] = {};
   std::int64_t max_abs = 0;
   for (int i = 0; i < 513; ++i) {
-    const std::int64_t code = std::clamp<std::int64_t>(
-        detail::linspace_int(in.qmin, in.qmax + 1, 513, i), in.qmin, in.qmax);
+    const std::int64_t code =
+        qfold::clamp(detail::linspace_int(in.qmin, in.qmax + 1, 513, i), in.qmin, in.qmax);
     float x = dequantize(c, in, code & ~std::int64_t{0x7F});
     if (i == 512 && in.qmax == 32767) x = static_cast<float>((32768.0 - in.zero_point) * in.scale);
     const result<std::int64_t> q = quantize(c, out, static_cast<float>(f(x)));
