@@ -9,7 +9,10 @@ wall time, and the user + system CPU time of that best run) and prints a Markdow
   - the standard headers the umbrella pulls in, alone, and the heavy ones one at a time on top of
     <vector> + <cmath>;
   - with --per-header, every public header alone.
-Usage: bench/include_cost.py [--cxx g++] [--reps 3] [--per-header] [--include [LABEL=]DIR]...
+  - with --pch, the umbrella force-included from a precompiled header made once beforehand (what
+    CMake's target_precompile_headers does for every TU of a target).
+Usage: bench/include_cost.py [--cxx g++] [--reps 3] [--per-header] [--pch]
+                             [--include [LABEL=]DIR]...
 (several --include: the same rows for each tree, e.g. before and after a change, in one run)
 Only the Python standard library; run it on a quiet machine (figures are ratios to the baseline
 measured in the same run).
@@ -31,6 +34,7 @@ LAYERS = ["arith", "math", "quant", "table", "exact", "fold", "graph"]
 BASELINE = ["vector", "cmath"]
 # Standard headers known to be heavy on libstdc++ 12 (each ~0.1-0.3 s alone), measured on top of
 # the baseline to show what each would add.
+PCH = "the umbrella from a precompiled header (`target_precompile_headers`)"
 HEAVY = ["algorithm", "iterator", "ranges", "functional", "string", "stdexcept", "ostream", "memory"]
 
 
@@ -39,10 +43,10 @@ def cpu_children():
     return r.ru_utime + r.ru_stime
 
 
-def compile_cost(cxx, include_dir, headers, reps, tmp):
+def compile_cost(cxx, include_dir, headers, reps, tmp, flags=()):
     src = pathlib.Path(tmp) / "tu.cpp"
     src.write_text("".join(f"#include <{h}>\n" for h in headers) + "int main() {}\n")
-    cmd = [cxx, "-std=c++20", "-O2", f"-I{include_dir}", "-c", str(src), "-o", os.devnull]
+    cmd = [cxx, "-std=c++20", "-O2", f"-I{include_dir}", *flags, "-c", str(src), "-o", os.devnull]
     best = None
     for _ in range(reps):
         c0, t0 = cpu_children(), time.perf_counter()
@@ -51,9 +55,22 @@ def compile_cost(cxx, include_dir, headers, reps, tmp):
         if best is None or t1 - t0 < best[0]:
             best = (t1 - t0, c1 - c0)
     pre = subprocess.run(
-        [cxx, "-std=c++20", f"-I{include_dir}", "-E", str(src)],
+        [cxx, "-std=c++20", f"-I{include_dir}", *flags, "-E", str(src)],
         check=True, capture_output=True, text=True).stdout
     return best[0], best[1], pre.count("\n")
+
+
+def precompiled(cxx, include_dir, tmp):
+    """Flags that force-include the umbrella from a precompiled header, as CMake's
+    target_precompile_headers does (built here once, not counted): g++ reads pch.hpp.gch and
+    clang++ pch.hpp.pch in place of pch.hpp; -Winvalid-pch as an error, so that a header that
+    would be parsed after all fails the run instead of being measured."""
+    hdr = pathlib.Path(tmp) / "pch.hpp"
+    hdr.write_text("#include <qfold/qfold.hpp>\n")
+    ext = ".pch" if "clang" in pathlib.Path(cxx).name else ".gch"
+    subprocess.run([cxx, "-std=c++20", "-O2", f"-I{include_dir}", "-x", "c++-header", str(hdr),
+                    "-o", f"{hdr}{ext}"], check=True)
+    return ["-include", str(hdr), "-Werror=invalid-pch"]
 
 
 def closure(cxx, include_dir, headers, tmp):
@@ -89,6 +106,8 @@ def main():
     ap.add_argument("--cxx", default="g++")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--per-header", action="store_true")
+    ap.add_argument("--pch", action="store_true",
+                    help="also the umbrella through a precompiled header (built once, not counted)")
     ap.add_argument("--include", action="append", metavar="[LABEL=]DIR",
                     help="include directory to measure (repeat to compare trees, e.g. "
                          "before=/tmp/old/include); default: this repository's")
@@ -133,6 +152,12 @@ def main():
                 acc += [h for h in public if h.startswith(f"qfold/{layer}/") and h in in_umbrella]
                 row(f"`qfold/{layer}/*` and the layers before it", acc)
             row("**`qfold/qfold.hpp` (the umbrella)**", ["qfold/qfold.hpp"])
+            if a.pch:
+                rows.setdefault(PCH, {})
+                if PCH not in order:
+                    order.append(PCH)
+                rows[PCH][name] = compile_cost(a.cxx, inc, [], a.reps, tmp,
+                                               precompiled(a.cxx, inc, tmp))
             outside = [h for h in public if h not in in_umbrella and h != "qfold/qfold.hpp"]
             if outside:
                 row("umbrella + the public headers it leaves out", ["qfold/qfold.hpp"] + outside)

@@ -3,7 +3,7 @@
 
 Usage:
   /usr/bin/python3 bench/onnx_process_bench.py MODEL.onnx [--rounds 9] \
-      [--tool NAME=PATH ...] [--python bench/onnx_fold_numpy.py] [--pause SECONDS]
+      [--tool NAME=PATH ...] [--python bench/onnx_fold_numpy.py] [--pause SECONDS] [--each]
 
 Each round runs every command once (the order reversed every other round, so that neither side
 always follows the other), each writing over its own output file as a user would. Prints, per
@@ -40,6 +40,8 @@ def main():
     ap.add_argument("--tool", action="append", default=[],
                     help="NAME=PATH of a qfold-onnx binary (repeatable)")
     ap.add_argument("--python", default=os.path.join(here, "onnx_fold_numpy.py"))
+    ap.add_argument("--each", action="store_true",
+                    help="also print every run: wall, user, system, minor faults, context switches")
     ap.add_argument("--pause", type=float, default=0.0,
                     help="seconds of idle before each command: a run as a user starts it, not "
                          "straight after another (on virtual machines whose host takes back "
@@ -65,6 +67,10 @@ def main():
             if status != 0:
                 sys.exit(f"{k} failed: status {status}")
             res[k].append((wall, ru.ru_utime + ru.ru_stime))
+            if args.each:
+                print(f"round {r} {k}: wall {wall * 1000:.0f} ms, user {ru.ru_utime * 1000:.0f}, "
+                      f"sys {ru.ru_stime * 1000:.0f}, minflt {ru.ru_minflt}, "
+                      f"csw {ru.ru_nvcsw}+{ru.ru_nivcsw}", flush=True)
     first = cmds[tools[0][0]][2]
     for name, _ in tools[1:]:
         if not filecmp.cmp(first, cmds[name][2], shallow=False):
