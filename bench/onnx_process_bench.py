@@ -3,17 +3,20 @@
 
 Usage:
   /usr/bin/python3 bench/onnx_process_bench.py MODEL.onnx [--rounds 9] \
-      [--tool NAME=PATH ...] [--python bench/onnx_fold_numpy.py] [--pause SECONDS] [--each]
+      [--tool NAME=PATH ...] [--python bench/onnx_fold_numpy.py] [--pause SECONDS] [--fresh]
+      [--each]
 
 Each round runs every command once (the order reversed every other round, so that neither side
-always follows the other), each writing over its own output file as a user would. Prints, per
+always follows the other), each writing over its own output file as a user would (with --fresh: a new file every run, none
+removed before the end, so that every run needs fresh page-cache pages). Prints, per
 command: wall time median [min, max], the median of user + system time (os.wait4's rusage) and
 the ratios against the Python script, and the CPU model. Outputs are written to the temporary
-directory and compared: every qfold-onnx output must be byte-identical to the first one.
+directory, compared (every qfold-onnx output must be byte-identical to the first one) and removed.
 """
 import argparse
 import filecmp
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -46,22 +49,28 @@ def main():
                     help="seconds of idle before each command: a run as a user starts it, not "
                          "straight after another (on virtual machines whose host takes back "
                          "idle memory, fresh pages then cost more)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="every run writes a new file, none removed before the end")
     args = ap.parse_args()
     tools = [t.split("=", 1) for t in args.tool] or [["qfold-onnx", "qfold-onnx"]]
     out = tempfile.mkdtemp(prefix="qfold-bench-")
     cmds = {}
     for name, path in tools:
-        cmds[name] = [path, args.model, os.path.join(out, name.replace(" ", "_") + ".onnx")]
-    cmds["onnx_fold_numpy.py"] = ["/usr/bin/python3", args.python, args.model,
-                                  os.path.join(out, "python.onnx")]
-    cmds["cp"] = ["cp", args.model, os.path.join(out, "cp.onnx")]
+        cmds[name] = [path, args.model, name.replace(" ", "_")]
+    cmds["onnx_fold_numpy.py"] = ["/usr/bin/python3", args.python, args.model, "python"]
+    cmds["cp"] = ["cp", args.model, "cp"]
+
+    def output(k, r):
+        return os.path.join(out, cmds[k][-1] + (f"-{r}" if args.fresh else "") + ".onnx")
+
     res = {k: [] for k in cmds}
     for r in range(args.rounds):
         order = list(cmds) if r % 2 == 0 else list(reversed(cmds))
         for k in order:
             time.sleep(args.pause)
             t0 = time.perf_counter()
-            p = subprocess.Popen(cmds[k], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            p = subprocess.Popen(cmds[k][:-1] + [output(k, r)], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
             _, status, ru = os.wait4(p.pid, 0)
             wall = time.perf_counter() - t0
             if status != 0:
@@ -71,13 +80,16 @@ def main():
                 print(f"round {r} {k}: wall {wall * 1000:.0f} ms, user {ru.ru_utime * 1000:.0f}, "
                       f"sys {ru.ru_stime * 1000:.0f}, minflt {ru.ru_minflt}, "
                       f"csw {ru.ru_nvcsw}+{ru.ru_nivcsw}", flush=True)
-    first = cmds[tools[0][0]][2]
-    for name, _ in tools[1:]:
-        if not filecmp.cmp(first, cmds[name][2], shallow=False):
-            sys.exit(f"{name} wrote other bytes than {tools[0][0]}")
+    first = output(tools[0][0], 0)
+    for name, _ in tools:
+        for r in range(args.rounds if args.fresh else 1):
+            if not filecmp.cmp(first, output(name, r), shallow=False):
+                sys.exit(f"{name} wrote other bytes than {tools[0][0]}")
+    shutil.rmtree(out)
     py_wall = statistics.median(w for w, _ in res["onnx_fold_numpy.py"])
     py_cpu = statistics.median(c for _, c in res["onnx_fold_numpy.py"])
-    print(f"CPU: {cpu_model()}; {args.rounds} rounds, alternating, pause {args.pause:g} s; "
+    print(f"CPU: {cpu_model()}; {args.rounds} rounds, alternating, pause {args.pause:g} s"
+          f"{', fresh files' if args.fresh else ''}; "
           f"load average {os.getloadavg()[0]:.1f}")
     print("| what | wall median [min, max] | user + sys | Python / this, wall | CPU |")
     print("|---|---|---|---|---|")

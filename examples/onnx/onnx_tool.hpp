@@ -711,78 +711,43 @@ bool for_each_bytes(const spliced_model& s, F&& f) {
 // Writes the model through `out` (a temporary next to the target, renamed over it at the end:
 // examples/common/tool_support.hpp) and commits it.
 inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_output& out,
-                               const raw_aliases* aliases = nullptr) {
+                               const raw_aliases* aliases = nullptr,
+                               qfold_tool::file_writer::mode how = {}) {
   spliced_model spliced;
   splice_model(model, aliases, spliced);
   const std::size_t size = spliced.file.size;
   if (size > static_cast<std::size_t>(INT_MAX))
     throw tool_error(exit_write, "the folded model is larger than 2 GiB, protobuf's limit");
-  const int fd = out.fd();
   int error = 0;
   bool refold_failed = false;
   {
-    // Straight from the pieces: tensor bytes that are in a file (the input, the spill) are
-    // copied by the kernel from file to file (sendfile: no page of them is mapped for this);
-    // the rest (the skeleton, the new lengths, tensors held in memory) through writev. Writing
+    // Tensor bytes that are in a file (the input, the spill) are copied by the kernel, never
+    // mapped for this; the folded ones are made into a buffer and written from there. Writing
     // the spill's bytes from its mapping instead was faster back to back (ResNet-50 on an AMD
     // EPYC Zen 5: 130 ms against 144) and twice as slow after a pause of seconds (350-400 ms
-    // against 175-190).
-    std::vector<iovec> iov;
+    // against 175-190). file_writer (tool_support.hpp) goes on through O_DIRECT where the
+    // page cache turns out slower than the device.
+    qfold_tool::file_writer w(out.fd(), how);
     std::vector<float> buffer;
-    iov.reserve(spliced.file.parts.size());
-    const auto flush = [&] {
-      std::size_t i = 0;
-      while (i < iov.size() && error == 0) {
-        const int n = static_cast<int>(std::min<std::size_t>(iov.size() - i, IOV_MAX));
-        const ssize_t w = ::writev(fd, iov.data() + i, n);
-        if (w < 0) {
-          if (errno != EINTR) error = errno;
-          continue;
-        }
-        if (w == 0) {
-          error = EIO;
-          continue;
-        }
-        auto left = static_cast<std::size_t>(w);
-        while (i < iov.size() && left >= iov[i].iov_len) left -= iov[i++].iov_len;
-        if (left != 0) {
-          iov[i].iov_base = static_cast<char*>(iov[i].iov_base) + left;
-          iov[i].iov_len -= left;
-        }
-      }
-      iov.clear();
-    };
     for (const wire::part& p : spliced.file.parts) {
-      if (error != 0) break;
-      if (p.made != 0) {  // folded now, into the buffer, and written from there
-        flush();
-        const bool made = make_part(spliced, p, buffer, [&](std::string_view b) {
-          if (error != 0) return;
-          iov.push_back({const_cast<char*>(b.data()), b.size()});
-          flush();
-        });
-        if (!made) {
+      if (w.error() != 0) break;
+      if (p.made != 0) {
+        if (!make_part(spliced, p, buffer, [&](std::string_view b) { w.put(b, false); })) {
           refold_failed = true;
           break;
         }
         continue;
       }
-      std::string_view v = p.bytes;
       int from = -1;
       std::uint64_t offset = 0;
-      if (aliases != nullptr && v.size() >= splice_min_bytes && aliases->locate(v, from, offset)) {
-        flush();
-        auto in = static_cast<off_t>(offset);
-        while (!v.empty() && error == 0) {
-          const ssize_t w = ::sendfile(fd, from, &in, v.size());
-          if (w < 0 && errno == EINTR) continue;
-          if (w <= 0) break;  // the rest goes through writev
-          v.remove_prefix(static_cast<std::size_t>(w));
-        }
-      }
-      if (!v.empty()) iov.push_back({const_cast<char*>(v.data()), v.size()});
+      if (aliases != nullptr && p.bytes.size() >= splice_min_bytes &&
+          aliases->locate(p.bytes, from, offset))
+        w.put_from(from, offset, p.bytes);
+      else
+        w.put(p.bytes);
     }
-    if (error == 0) flush();
+    if (!refold_failed) w.finish();
+    error = w.error();
   }
   if (refold_failed)  // the temporary goes with `out`: no partial file
     throw tool_error(exit_write,
@@ -793,9 +758,10 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
   return size;
 }
 inline std::size_t write_model(onnx::ModelProto& model, const std::string& path,
-                               const raw_aliases* aliases = nullptr) {
+                               const raw_aliases* aliases = nullptr,
+                               qfold_tool::file_writer::mode how = {}) {
   qfold_tool::atomic_output out(path);  // checked first: a directory or a device is refused
-  return write_model(model, out, aliases);
+  return write_model(model, out, aliases, how);
 }
 
 inline void check_output(const onnx::ModelProto& model) {

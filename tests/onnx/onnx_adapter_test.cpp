@@ -572,6 +572,7 @@ TEST_CASE("onnx tool: the aliased path writes the bytes of the plain path") {
   const std::size_t plain_size = qfold_onnx::write_model(plain, plain_out.string());
   const std::string want = read_file(plain_out);
   CHECK(want.size() == plain_size);
+  CHECK(want == plain.SerializeAsString());  // protobuf's own serializer, the oracle
   // Every alignment of the tensors in memory (the aligned ones are viewed in place, the others
   // copied to the spill), and once from a file (copied by sendfile).
   for (std::size_t shift = 0; shift < 5; ++shift) {
@@ -594,6 +595,13 @@ TEST_CASE("onnx tool: the aliased path writes the bytes of the plain path") {
     const auto out = dir / "qfold_onnx_alias_out.onnx";
     CHECK(qfold_onnx::write_model(m, out.string(), &aliases) == plain_size);
     CHECK(read_file(out) == want);
+    // Through the page cache only, and through O_DIRECT from the first byte (file_writer,
+    // tests/unit/tool_file_writer_test.cpp): the same bytes.
+    for (const auto how :
+         {qfold_tool::file_writer::mode::buffered, qfold_tool::file_writer::mode::direct}) {
+      CHECK(qfold_onnx::write_model(m, out.string(), &aliases, how) == plain_size);
+      CHECK(read_file(out) == want);
+    }
     // Unchanged, written again: the same bytes (the model lends its strings and gets them back).
     CHECK(qfold_onnx::write_model(m, out.string(), &aliases) == plain_size);
     CHECK(read_file(out) == want);
