@@ -31,6 +31,11 @@ std::string slurp(const fs::path& p) {
   return f ? bytes : std::string();
 }
 
+// A file in the temporary directory, named for this process (test runs may overlap).
+fs::path temporary(const std::string& name) {
+  return fs::temp_directory_path() / (name + "." + std::to_string(::getpid()));
+}
+
 // Where two byte strings first differ (npos: nowhere); a check on this prints a number, not
 // megabytes.
 std::size_t first_difference(std::string_view a, std::string_view b) {
@@ -39,8 +44,8 @@ std::size_t first_difference(std::string_view a, std::string_view b) {
 }
 
 // Does the temporary directory's file system take O_DIRECT writes of whole blocks?
-bool direct_supported(const fs::path& dir) {
-  const fs::path probe = dir / "qfold_file_writer_probe";
+bool direct_supported() {
+  const fs::path probe = temporary("qfold_file_writer_probe");
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
   bool ok = false;
   if (fd >= 0) {
@@ -64,13 +69,12 @@ struct writer_case {
 }  // namespace
 
 TEST_CASE("file_writer: the bytes put, in order, in every mode") {
-  const fs::path dir = fs::temp_directory_path();
-  const bool can_direct = direct_supported(dir);
+  const bool can_direct = direct_supported();
   // A source file for put_from: 3 MiB + 777 random bytes.
   std::mt19937_64 rng(15);
   std::string source(std::size_t{3} << 20 | 777, '\0');
   for (char& c : source) c = static_cast<char>(rng());
-  const fs::path source_path = dir / "qfold_file_writer_source";
+  const fs::path source_path = temporary("qfold_file_writer_source");
   { std::ofstream(source_path, std::ios::binary) << source; }
   const int from = ::open(source_path.c_str(), O_RDONLY);
   REQUIRE(from >= 0);
@@ -87,7 +91,7 @@ TEST_CASE("file_writer: the bytes put, in order, in every mode") {
       INFO(c.name << ", seed " << seed);
       std::mt19937_64 pick(static_cast<std::uint64_t>(seed) * 7 + 1);
       const auto below = [&](std::size_t n) { return static_cast<std::size_t>(pick() % n); };
-      const fs::path out = dir / "qfold_file_writer_out";
+      const fs::path out = temporary("qfold_file_writer_out");
       const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
       REQUIRE(fd >= 0);
       std::string want;
@@ -147,8 +151,7 @@ TEST_CASE("file_writer: the bytes put, in order, in every mode") {
 
 TEST_CASE("file_writer: write errors are reported, not thrown") {
   // A descriptor that cannot be written: EBADF on the first write, in every mode.
-  const fs::path dir = fs::temp_directory_path();
-  const fs::path path = dir / "qfold_file_writer_readonly";
+  const fs::path path = temporary("qfold_file_writer_readonly");
   { std::ofstream(path) << "x"; }
   for (const auto mode :
        {file_writer::mode::buffered, file_writer::mode::direct, file_writer::mode::adaptive}) {
