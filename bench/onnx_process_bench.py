@@ -7,10 +7,10 @@ Usage:
       [--each]
 
 Each round runs every command once (the order reversed every other round, so that neither side
-always follows the other), each writing over its own output file as a user would (with --fresh: a new file every run, none
-removed before the end, so that every run needs fresh page-cache pages). Prints, per
-command: wall time median [min, max], the median of user + system time (os.wait4's rusage) and
-the ratios against the Python script, and the CPU model. Outputs are written to the temporary
+always follows the other), each writing over its own output file as a user would (with --fresh:
+a new file every run, none removed before the end, so that every run needs fresh page-cache
+pages). Prints, per command: wall time median [min, max], the median of user + system time
+(os.wait4's rusage) and the ratios against the Python script, and the CPU model. Outputs are written to the temporary
 directory, compared (every qfold-onnx output must be byte-identical to the first one) and removed.
 """
 import argparse

@@ -255,7 +255,7 @@ class atomic_output {
 // the page cache and the device is faster. On virtual machines whose host takes back the guest's
 // free memory (free page reporting, in blocks of 2 MiB) a fresh page-cache page can cost a fault
 // in the host: 100 MB took 0.02-0.05 s to write while recently freed pages lasted, 0.15-0.45 s
-// once they ran out, and 0.26-0.32 s every time in writes of 2 MiB (whose 2 MiB folios come from
+// once they ran out, and 0.26-0.41 s every time in writes of 2 MiB (whose 2 MiB folios come from
 // exactly the blocks the host took back); through O_DIRECT, 0.05-0.07 s (AMD EPYC Zen 5,
 // Firecracker; docs/onnx.md). So buffered writes are at most `slice` bytes, timed over each
 // `window` bytes; once a window runs slower than `fast` bytes a second, the rest goes through

@@ -710,9 +710,9 @@ bool for_each_bytes(const spliced_model& s, F&& f) {
 
 // Writes the model through `out` (a temporary next to the target, renamed over it at the end:
 // examples/common/tool_support.hpp) and commits it.
-inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_output& out,
-                               const raw_aliases* aliases = nullptr,
-                               qfold_tool::file_writer::mode how = {}) {
+inline std::size_t write_model(
+    onnx::ModelProto& model, qfold_tool::atomic_output& out, const raw_aliases* aliases = nullptr,
+    qfold_tool::file_writer::mode how = qfold_tool::file_writer::mode::adaptive) {
   spliced_model spliced;
   splice_model(model, aliases, spliced);
   const std::size_t size = spliced.file.size;
@@ -757,9 +757,9 @@ inline std::size_t write_model(onnx::ModelProto& model, qfold_tool::atomic_outpu
   out.commit();
   return size;
 }
-inline std::size_t write_model(onnx::ModelProto& model, const std::string& path,
-                               const raw_aliases* aliases = nullptr,
-                               qfold_tool::file_writer::mode how = {}) {
+inline std::size_t write_model(
+    onnx::ModelProto& model, const std::string& path, const raw_aliases* aliases = nullptr,
+    qfold_tool::file_writer::mode how = qfold_tool::file_writer::mode::adaptive) {
   qfold_tool::atomic_output out(path);  // checked first: a directory or a device is refused
   return write_model(model, out, aliases, how);
 }

@@ -9,12 +9,12 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "catch_compat.hpp"
 #include "common/tool_support.hpp"
@@ -95,8 +95,9 @@ TEST_CASE("file_writer: the bytes put, in order, in every mode") {
       const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
       REQUIRE(fd >= 0);
       std::string want;
-      std::vector<std::string> lasting;  // kept until finish(), as put(…, true) requires
-      lasting.reserve(200);
+      // Kept until finish(), as put(…, true) requires; a deque never moves its strings (a
+      // moved short string's bytes would move with it).
+      std::deque<std::string> lasting;
       std::string reused;  // overwritten after each put(…, false)
       {
         file_writer w(fd, c.mode, c.fast);
