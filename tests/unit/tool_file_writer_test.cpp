@@ -181,3 +181,39 @@ TEST_CASE("file_writer: write errors are reported, not thrown") {
     ::close(full);
   }
 }
+
+TEST_CASE("file_writer: a descriptor that does not start at 0 still goes direct") {
+  // O_DIRECT's blocks are the file's: after 5000 bytes already there (appended or not), the
+  // first 3192 bytes put go buffered and the rest direct, right after those 5000.
+  const std::string prefix(5000, 'p');
+  std::mt19937_64 rng(77);
+  std::string body(std::size_t{9} << 20 | 123, '\0');
+  for (char& ch : body) ch = static_cast<char>(rng());
+  const bool can_direct = direct_supported();
+  for (const int append : {0, O_APPEND}) {
+    for (const auto mode : {file_writer::mode::direct, file_writer::mode::adaptive}) {
+      INFO((append != 0 ? "O_APPEND, " : "")
+           << (mode == file_writer::mode::direct ? "direct" : "adaptive"));
+      const fs::path out = temporary("qfold_file_writer_offset");
+      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | append, 0600);
+      REQUIRE(fd >= 0);
+      REQUIRE(::write(fd, prefix.data(), prefix.size()) == static_cast<ssize_t>(prefix.size()));
+      {
+        file_writer w(fd, mode, 1.0e30);
+        w.put(body);
+        w.finish();
+        CHECK(w.error() == 0);
+        if (can_direct)
+          CHECK(w.direct_bytes() >=
+                body.size() - file_writer::window - file_writer::slice - 2 * file_writer::align);
+        CHECK(::write(fd, "!", 1) == 1);
+      }
+      ::close(fd);
+      const std::string want = prefix + body + '!';
+      const std::string got = slurp(out);
+      CHECK(got.size() == want.size());
+      CHECK(first_difference(got, want) == std::string::npos);
+      fs::remove(out);
+    }
+  }
+}
