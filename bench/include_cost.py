@@ -11,7 +11,10 @@ wall time, and the user + system CPU time of that best run) and prints a Markdow
   - with --per-header, every public header alone.
   - with --pch, the umbrella force-included from a precompiled header made once beforehand (what
     CMake's target_precompile_headers does for every TU of a target).
-Usage: bench/include_cost.py [--cxx g++] [--reps 3] [--per-header] [--pch]
+  - with --adapter, an adapter's TU: the umbrella and examples/string_ir's adapter, then the same
+    with a function that runs qfold::standard_pipeline over that IR (every pass instantiated and
+    compiled: what the one TU of a project that runs the passes costs).
+Usage: bench/include_cost.py [--cxx g++] [--reps 3] [--per-header] [--pch] [--adapter]
                              [--include [LABEL=]DIR]...
 (several --include: the same rows for each tree, e.g. before and after a change, in one run)
 Only the Python standard library; run it on a quiet machine (figures are ratios to the baseline
@@ -32,9 +35,15 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAYERS = ["arith", "math", "quant", "table", "exact", "fold", "graph"]
 BASELINE = ["vector", "cmath"]
+PCH = "the umbrella from a precompiled header (`target_precompile_headers`)"
+ADAPTER_ROWS = [
+    ("the umbrella + the string-IR adapter (`examples/string_ir/qfold_adapter.hpp`)", ""),
+    ("the same + a function running `qfold::standard_pipeline` over that IR",
+     "qfold::report<int> run(strir::Graph& g) {\n"
+     "  return qfold::standard_pipeline<strir::Graph>().run(g);\n}\n"),
+]
 # Standard headers known to be heavy on libstdc++ 12 (each ~0.1-0.3 s alone), measured on top of
 # the baseline to show what each would add.
-PCH = "the umbrella from a precompiled header (`target_precompile_headers`)"
 HEAVY = ["algorithm", "iterator", "ranges", "functional", "string", "stdexcept", "ostream", "memory"]
 
 
@@ -43,9 +52,9 @@ def cpu_children():
     return r.ru_utime + r.ru_stime
 
 
-def compile_cost(cxx, include_dir, headers, reps, tmp, flags=()):
+def compile_cost(cxx, include_dir, headers, reps, tmp, flags=(), body=""):
     src = pathlib.Path(tmp) / "tu.cpp"
-    src.write_text("".join(f"#include <{h}>\n" for h in headers) + "int main() {}\n")
+    src.write_text("".join(f"#include <{h}>\n" for h in headers) + body + "int main() {}\n")
     cmd = [cxx, "-std=c++20", "-O2", f"-I{include_dir}", *flags, "-c", str(src), "-o", os.devnull]
     best = None
     for _ in range(reps):
@@ -108,6 +117,9 @@ def main():
     ap.add_argument("--per-header", action="store_true")
     ap.add_argument("--pch", action="store_true",
                     help="also the umbrella through a precompiled header (built once, not counted)")
+    ap.add_argument("--adapter", action="store_true",
+                    help="also an adapter's TU (examples/string_ir), with and without running "
+                         "standard_pipeline")
     ap.add_argument("--include", action="append", metavar="[LABEL=]DIR",
                     help="include directory to measure (repeat to compare trees, e.g. "
                          "before=/tmp/old/include); default: this repository's")
@@ -158,6 +170,15 @@ def main():
                     order.append(PCH)
                 rows[PCH][name] = compile_cost(a.cxx, inc, [], a.reps, tmp,
                                                precompiled(a.cxx, inc, tmp))
+            if a.adapter:
+                adapter = ["qfold/qfold.hpp", "string_ir/qfold_adapter.hpp"]
+                examples = [f"-I{ROOT / 'examples'}"]
+                for label, body in ADAPTER_ROWS:
+                    rows.setdefault(label, {})
+                    if label not in order:
+                        order.append(label)
+                    rows[label][name] = compile_cost(a.cxx, inc, adapter, a.reps, tmp, examples,
+                                                     body)
             outside = [h for h in public if h not in in_umbrella and h != "qfold/qfold.hpp"]
             if outside:
                 row("umbrella + the public headers it leaves out", ["qfold/qfold.hpp"] + outside)
