@@ -153,11 +153,11 @@ def main():
                 "*.hpp") if "detail" not in p.parts)
             in_umbrella, std = closure(a.cxx, inc, ["qfold/qfold.hpp"], tmp)
 
-            def row(label, headers):
+            def row(label, headers, flags=(), body=""):
                 if label not in rows:
                     rows[label] = {}
                     order.append(label)
-                rows[label][name] = compile_cost(a.cxx, inc, headers, a.reps, tmp)
+                rows[label][name] = compile_cost(a.cxx, inc, headers, a.reps, tmp, flags, body)
 
             acc = []
             for layer in LAYERS:
@@ -165,20 +165,11 @@ def main():
                 row(f"`qfold/{layer}/*` and the layers before it", acc)
             row("**`qfold/qfold.hpp` (the umbrella)**", ["qfold/qfold.hpp"])
             if a.pch:
-                rows.setdefault(PCH, {})
-                if PCH not in order:
-                    order.append(PCH)
-                rows[PCH][name] = compile_cost(a.cxx, inc, [], a.reps, tmp,
-                                               precompiled(a.cxx, inc, tmp))
+                row(PCH, [], precompiled(a.cxx, inc, tmp))
             if a.adapter:
-                adapter = ["qfold/qfold.hpp", "string_ir/qfold_adapter.hpp"]
-                examples = [f"-I{ROOT / 'examples'}"]
                 for label, body in ADAPTER_ROWS:
-                    rows.setdefault(label, {})
-                    if label not in order:
-                        order.append(label)
-                    rows[label][name] = compile_cost(a.cxx, inc, adapter, a.reps, tmp, examples,
-                                                     body)
+                    row(label, ["qfold/qfold.hpp", "string_ir/qfold_adapter.hpp"],
+                        [f"-I{ROOT / 'examples'}"], body)
             outside = [h for h in public if h not in in_umbrella and h != "qfold/qfold.hpp"]
             if outside:
                 row("umbrella + the public headers it leaves out", ["qfold/qfold.hpp"] + outside)

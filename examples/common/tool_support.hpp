@@ -372,7 +372,7 @@ class file_writer {
     // Blocks are aligned to the file, not to the bytes put: the descriptor may not start at 0.
     const off_t at = ::lseek(fd_, 0, SEEK_CUR);
     if (at < 0 || !set_direct(true)) return;  // (no offset: a pipe, ...)
-    base_ = static_cast<std::uint64_t>(at) - offset_;
+    offset_ = static_cast<std::uint64_t>(at);
     filling_ = static_cast<char*>(std::aligned_alloc(align, capacity));
     writing_ = static_cast<char*>(std::aligned_alloc(align, capacity));
     if (filling_ == nullptr || writing_ == nullptr) {
@@ -384,7 +384,7 @@ class file_writer {
     }
     // The bytes sit in the buffer at their file offset's place in a block, so that where the
     // file reaches a block boundary the memory does too (O_DIRECT wants both aligned).
-    used_ = start_ = static_cast<std::size_t>((base_ + offset_) % align);
+    used_ = start_ = static_cast<std::size_t>(offset_ % align);
   }
   // The gathered pieces, a slice at most per call; what is left after going direct is staged.
   void flush() noexcept {
@@ -442,7 +442,7 @@ class file_writer {
   // refused. Runs on the writer thread, which alone touches offset_ and the flags meanwhile.
   void write_all(const char* p, std::size_t n, int& error) noexcept {
     while (n != 0 && error == 0) {
-      const std::size_t head = (align - (base_ + offset_) % align) % align;
+      const std::size_t head = (align - offset_ % align) % align;
       const bool whole = direct_ok_ && head == 0 && n >= align;
       const std::size_t len = whole ? n / align * align : std::min(n, head != 0 ? head : slice);
       if (!set_direct(whole)) {
@@ -492,8 +492,7 @@ class file_writer {
   int error_ = 0;
   // Touched by writer_ only while it runs (the caller waits for it before it touches them).
   int writer_error_ = 0;
-  std::uint64_t offset_ = 0;  // bytes written so far
-  std::uint64_t base_ = 0;    // the descriptor's offset before the first of them (direct only)
+  std::uint64_t offset_ = 0;  // bytes written so far; once direct, the descriptor's offset
   std::uint64_t direct_bytes_ = 0;
   bool direct_ = false;    // O_DIRECT is set on fd_
   bool direct_ok_ = true;  // no direct write was refused
