@@ -13,6 +13,8 @@
 #include <qfold/exact/classify.hpp>
 #include <random>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -181,6 +183,27 @@ void qfold_synthesize(benchmark::State& state, int which, std::size_t channels) 
   counters(state, s, channels, found);
 }
 
+// The same with each kernel forced (scalar loops, two-lane baseline, AVX2, AVX-512): what a CPU
+// that has only that ISA would run (the library takes the widest this CPU has). An ISA this CPU
+// lacks is skipped.
+void qfold_synthesize_isa(benchmark::State& state, int which, std::size_t channels,
+                          qfold::detail::vector_isa isa) {
+  if (!qfold::detail::cpu_runs(isa)) {
+    state.SkipWithError("this CPU does not run that ISA");
+    return;
+  }
+  const dataset& s = data(which);
+  i64 found = 0;
+  for (auto _ : state) {
+    const auto c = qfold::detail::classify_channels_with(
+        s.d, std::span<const i64>(s.values).first(channels * s.d.size()), channels, &s.space,
+        isa);
+    found = std::count_if(c.begin(), c.end(), [](const auto& k) { return k.rescale.has_value(); });
+    benchmark::DoNotOptimize(found);
+  }
+  counters(state, s, channels, found);
+}
+
 void scalar_synthesize_all(benchmark::State& state, int which, std::size_t channels) {
   const dataset& s = data(which);
   i64 found = 0;
@@ -248,3 +271,29 @@ BENCHMARK_CAPTURE(qfold_synthesize, int8_x4096_rescale, int8_rescale, 4096)
 BENCHMARK_CAPTURE(scalar_synthesize_all, int8_x4096_rescale, int8_rescale, 4096)
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
+
+// The synthesis with each kernel forced, on the same cases (names qfold_synthesize_isa/CASE/ISA).
+const bool synthesize_isa_registered = [] {
+  using qfold::detail::vector_isa;
+  struct bench_case {
+    const char* name;
+    int which;
+    std::size_t channels;
+  };
+  constexpr bench_case cases[] = {{"int16_x64_affine", int16_affine, 64},
+                                  {"int16_x64_rescale", int16_rescale, 64},
+                                  {"int8_x4096_affine", int8_affine, 4096},
+                                  {"int8_x4096_rescale", int8_rescale, 4096}};
+  constexpr std::pair<vector_isa, const char*> isas[] = {{vector_isa::scalar, "scalar"},
+                                                         {vector_isa::baseline, "baseline"},
+                                                         {vector_isa::avx2, "avx2"},
+                                                         {vector_isa::avx512, "avx512"}};
+  for (const auto& c : cases)
+    for (const auto& [isa, isa_name] : isas)
+      benchmark::RegisterBenchmark(
+          (std::string("qfold_synthesize_isa/") + c.name + "/" + isa_name).c_str(),
+          qfold_synthesize_isa, c.which, c.channels, isa)
+          ->Iterations(1)
+          ->Unit(benchmark::kMillisecond);
+  return true;
+}();

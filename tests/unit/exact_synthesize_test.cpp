@@ -686,19 +686,6 @@ TEST_CASE("exact synthesize: the same certificates and refusals as the interval 
 }
 
 namespace {
-// The kernels this CPU can run: the scalar loops, the two-lane baseline, and the AVX2 and
-// AVX-512 copies where the CPU has them (never called otherwise).
-std::vector<qfold::detail::vector_isa> runnable_isas() {
-  using qfold::detail::vector_isa;
-  std::vector<vector_isa> r{vector_isa::scalar, vector_isa::baseline};
-#if defined(QFOLD_DETAIL_X86_TARGETS)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) r.push_back(vector_isa::avx2);
-  if (__builtin_cpu_supports("avx512f")) r.push_back(vector_isa::avx512);
-#endif
-  return r;
-}
-
 // Equal fractions p / q (q = 0: none) of two results.
 bool same_fractions(const qfold::detail::synth::fractions& a,
                     const qfold::detail::synth::fractions& b) {

@@ -28,4 +28,8 @@ enum class vector_isa : std::uint8_t { scalar, baseline, avx2, avx512 };
 #endif
 }
 
+// Whether this CPU runs the kernels of `isa` (each ISA's CPUs run the narrower ones: every
+// AVX-512F CPU has AVX2). Tests and benchmarks force each one; the library asks cpu_vector_isa.
+[[nodiscard]] inline bool cpu_runs(vector_isa isa) noexcept { return isa <= cpu_vector_isa(); }
+
 }  // namespace qfold::detail

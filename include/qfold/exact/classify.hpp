@@ -284,27 +284,34 @@ struct line_fit {
   return r;
 }
 
-// One classification per channel of values laid out channel-major ([channel][code]); empty
-// unless values holds exactly channels * d.size() values (checked without wrapping).
-[[nodiscard]] constexpr std::vector<classification> classify_channels(
+namespace detail {
+// classify_channels with the kernels to use (benchmarks and tests compare the ISAs).
+[[nodiscard]] constexpr std::vector<classification> classify_channels_with(
     domain d, std::span<const std::int64_t> values, std::size_t channels,
-    const rescale_space* space = nullptr) {
+    const rescale_space* space, vector_isa isa) {
   std::vector<classification> r;
   if (channels == 0 || d.empty() || values.size() / channels != d.size() ||
       values.size() % channels != 0)
     return r;
   r.reserve(channels);
-  // Not const: the initializer of a const enum would be evaluated as a constant (scalar).
-  detail::vector_isa isa = detail::runtime_isa();
   for (std::size_t ch = 0; ch < channels; ++ch) {
     // Synthesis reads a short channel in several places (ends first): the next one is fetched
     // into the cache meanwhile (32 lines for int8), as the hardware's stream prefetcher does not.
     if (!std::is_constant_evaluated() && space != nullptr && ch + 1 < channels && d.size() <= 4096)
       for (std::size_t i = 0; i < d.size(); i += 8)
         __builtin_prefetch(&values[(ch + 1) * d.size() + i]);
-    r.push_back(detail::classify_with(d, values.subspan(ch * d.size(), d.size()), space, isa));
+    r.push_back(classify_with(d, values.subspan(ch * d.size(), d.size()), space, isa));
   }
   return r;
+}
+}  // namespace detail
+
+// One classification per channel of values laid out channel-major ([channel][code]); empty
+// unless values holds exactly channels * d.size() values (checked without wrapping).
+[[nodiscard]] constexpr std::vector<classification> classify_channels(
+    domain d, std::span<const std::int64_t> values, std::size_t channels,
+    const rescale_space* space = nullptr) {
+  return detail::classify_channels_with(d, values, channels, space, detail::runtime_isa());
 }
 
 }  // namespace qfold
