@@ -196,8 +196,7 @@ void qfold_synthesize_isa(benchmark::State& state, int which, std::size_t channe
   i64 found = 0;
   for (auto _ : state) {
     const auto c = qfold::detail::classify_channels_with(
-        s.d, std::span<const i64>(s.values).first(channels * s.d.size()), channels, &s.space,
-        isa);
+        s.d, std::span<const i64>(s.values).first(channels * s.d.size()), channels, &s.space, isa);
     found = std::count_if(c.begin(), c.end(), [](const auto& k) { return k.rescale.has_value(); });
     benchmark::DoNotOptimize(found);
   }

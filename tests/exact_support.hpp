@@ -37,11 +37,11 @@ constexpr int scaled(int n) { return sanitized ? std::max(1, n / 8) : n; }
 
 // The kernels this CPU can run: the scalar loops, the two-lane baseline, and the AVX2 and
 // AVX-512 copies where the CPU has them (never called otherwise).
-std::vector<qfold::detail::vector_isa> runnable_isas() {
+inline std::vector<qfold::detail::vector_isa> runnable_isas() {
   using qfold::detail::vector_isa;
   std::vector<vector_isa> r;
-  for (const auto isa : {vector_isa::scalar, vector_isa::baseline, vector_isa::avx2,
-                         vector_isa::avx512})
+  for (const auto isa :
+       {vector_isa::scalar, vector_isa::baseline, vector_isa::avx2, vector_isa::avx512})
     if (qfold::detail::cpu_runs(isa)) r.push_back(isa);
   return r;
 }
