@@ -170,33 +170,22 @@ void scalar_classify(benchmark::State& state, int which) {
 }
 
 // Synthesis on the first `channels` channels (int16: 64, so that the windowed search, which takes
-// ~70 ns per code-channel on RESCALE maps, stays short).
-void qfold_synthesize(benchmark::State& state, int which, std::size_t channels) {
-  const dataset& s = data(which);
-  i64 found = 0;
-  for (auto _ : state) {
-    const auto c = qfold::classify_channels(
-        s.d, std::span<const i64>(s.values).first(channels * s.d.size()), channels, &s.space);
-    found = std::count_if(c.begin(), c.end(), [](const auto& k) { return k.rescale.has_value(); });
-    benchmark::DoNotOptimize(found);
-  }
-  counters(state, s, channels, found);
-}
-
-// The same with each kernel forced (scalar loops, two-lane baseline, AVX2, AVX-512): what a CPU
-// that has only that ISA would run (the library takes the widest this CPU has). An ISA this CPU
-// lacks is skipped.
-void qfold_synthesize_isa(benchmark::State& state, int which, std::size_t channels,
-                          qfold::detail::vector_isa isa) {
-  if (!qfold::detail::cpu_runs(isa)) {
+// ~70 ns per code-channel on RESCALE maps, stays short): through classify_channels (the widest
+// kernels this CPU has), or with the kernels of `isa` forced (what a CPU that has only that ISA
+// would run; skipped on a CPU without it).
+void qfold_synthesize(benchmark::State& state, int which, std::size_t channels,
+                      std::optional<qfold::detail::vector_isa> isa) {
+  if (isa && !qfold::detail::cpu_runs(*isa)) {
     state.SkipWithError("this CPU does not run that ISA");
     return;
   }
   const dataset& s = data(which);
+  const std::span<const i64> values = std::span<const i64>(s.values).first(channels * s.d.size());
   i64 found = 0;
   for (auto _ : state) {
-    const auto c = qfold::detail::classify_channels_with(
-        s.d, std::span<const i64>(s.values).first(channels * s.d.size()), channels, &s.space, isa);
+    const auto c =
+        isa ? qfold::detail::classify_channels_with(s.d, values, channels, &s.space, *isa)
+            : qfold::classify_channels(s.d, values, channels, &s.space);
     found = std::count_if(c.begin(), c.end(), [](const auto& k) { return k.rescale.has_value(); });
     benchmark::DoNotOptimize(found);
   }
@@ -245,34 +234,9 @@ BENCHMARK_CAPTURE(qfold_classify, int8_x4096_rescale, int8_rescale)
 BENCHMARK_CAPTURE(scalar_classify, int8_x4096_rescale, int8_rescale)
     ->Iterations(20)
     ->Unit(benchmark::kMillisecond);
-// With RESCALE synthesis (exact, smallest shift) against the windowed search.
-BENCHMARK_CAPTURE(qfold_synthesize, int16_x64_affine, int16_affine, 64)
-    ->Iterations(1)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(scalar_synthesize_all, int16_x64_affine, int16_affine, 64)
-    ->Iterations(1)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(qfold_synthesize, int16_x64_rescale, int16_rescale, 64)
-    ->Iterations(1)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(scalar_synthesize_all, int16_x64_rescale, int16_rescale, 64)
-    ->Iterations(1)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(qfold_synthesize, int8_x4096_affine, int8_affine, 4096)
-    ->Iterations(1)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(scalar_synthesize_all, int8_x4096_affine, int8_affine, 4096)
-    ->Iterations(1)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(qfold_synthesize, int8_x4096_rescale, int8_rescale, 4096)
-    ->Iterations(1)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(scalar_synthesize_all, int8_x4096_rescale, int8_rescale, 4096)
-    ->Iterations(1)
-    ->Unit(benchmark::kMillisecond);
-
-// The synthesis with each kernel forced, on the same cases (names qfold_synthesize_isa/CASE/ISA).
-const bool synthesize_isa_registered = [] {
+// With RESCALE synthesis (exact, smallest shift) against the windowed search, then with each
+// kernel forced (names qfold_synthesize_isa/CASE/ISA).
+const bool synthesis_registered = [] {
   using qfold::detail::vector_isa;
   struct bench_case {
     const char* name;
@@ -287,12 +251,19 @@ const bool synthesize_isa_registered = [] {
                                                          {vector_isa::baseline, "baseline"},
                                                          {vector_isa::avx2, "avx2"},
                                                          {vector_isa::avx512, "avx512"}};
+  const auto once = [](benchmark::internal::Benchmark* b) {
+    b->Iterations(1)->Unit(benchmark::kMillisecond);
+  };
+  for (const auto& c : cases) {
+    once(benchmark::RegisterBenchmark((std::string("qfold_synthesize/") + c.name).c_str(),
+                                      qfold_synthesize, c.which, c.channels, std::nullopt));
+    once(benchmark::RegisterBenchmark((std::string("scalar_synthesize_all/") + c.name).c_str(),
+                                      scalar_synthesize_all, c.which, c.channels));
+  }
   for (const auto& c : cases)
     for (const auto& [isa, isa_name] : isas)
-      benchmark::RegisterBenchmark(
+      once(benchmark::RegisterBenchmark(
           (std::string("qfold_synthesize_isa/") + c.name + "/" + isa_name).c_str(),
-          qfold_synthesize_isa, c.which, c.channels, isa)
-          ->Iterations(1)
-          ->Unit(benchmark::kMillisecond);
+          qfold_synthesize, c.which, c.channels, std::optional<vector_isa>(isa)));
   return true;
 }();
