@@ -133,7 +133,16 @@ struct hostile {
   void set_operand(id n, std::size_t i, id v) { tick("set_operand"), g.set_operand(n, i, v); }
   void remove_last_operand(id n) { tick("remove_last_operand"), g.remove_last_operand(n); }
   void replace_uses(id o, id v) { tick("replace_uses"), g.replace_uses(o, v); }
-  void erase(id n) { tick("erase"), g.erase(n); }
+  // erase is noexcept (qfold's contract); an injected failure makes it report false instead.
+  bool erase(id n) noexcept {
+    try {
+      tick("erase");
+    } catch (...) {
+      return false;
+    }
+    g.erase(n);
+    return true;
+  }
   void set_qparams(id n, const qfold::qparams& q) { tick("set_qparams"), g.set_qparams(n, q); }
   void set_conv_input_zero_point(id n, std::int64_t zp) {
     tick("set_conv_input_zero_point"), g.set_conv_input_zero_point(n, zp);

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <qfold/arith/apply_scale.hpp>
 #include <qfold/arith/rescale.hpp>
@@ -413,10 +414,11 @@ class graph {
       if (o == old) o = v;
     mut(v).output_uses += std::exchange(mut(old).output_uses, 0);
   }
-  // Only ever called on a node without readers; then it cannot fail.
-  void erase(node_id n) {
-    node& x = mut(n);
-    if (!x.alive || use_count(n) != 0) throw std::logic_error("tiny: erase of a used node");
+  // Only ever called on a live node without readers; then it cannot fail (anything else breaks
+  // qfold's contract and stops the program).
+  void erase(node_id n) noexcept {
+    node& x = nodes_[index(n)];
+    if (!x.alive || use_count(n) != 0) std::abort();
     for (const node_id i : x.inputs) drop_user(i, n);
     x.alive = false;
     x.inputs.clear();
@@ -763,12 +765,8 @@ class graph {
   std::vector<node_id> outputs_;
 };
 
-static_assert(qfold::batch_norm_foldable_graph<graph>);
-static_assert(qfold::detail::check_quantized<graph>() && qfold::quantized_graph<graph>);
-static_assert(qfold::detail::check_merge_rescales<graph>() &&
-              qfold::rescale_mergeable_graph<graph>);
-static_assert(qfold::detail::check_collapse_to_table<graph>() &&
-              qfold::table_collapsible_graph<graph> && qfold::table_composable_graph<graph> &&
-              qfold::detail::has_add_table16<graph>);
+static_assert(qfold::batch_norm_foldable_graph<graph> && qfold::quantized_graph<graph> &&
+              qfold::rescale_mergeable_graph<graph> && qfold::table_collapsible_graph<graph> &&
+              qfold::table_composable_graph<graph> && qfold::detail::has_add_table16<graph>);
 
 }  // namespace tiny

@@ -377,11 +377,18 @@ struct qfold::ir_traits<qfold_py::py_graph> {
       g.call("replace_uses", g.object(old), g.object(v));
     });
   }
-  static void erase(G& g, std::size_t n) {
-    return g.guard("erase", [&]() -> void {
-      g.changed();
-      g.call("erase", g.object(n));
-    });
+  // noexcept, as qfold asks of erase: an exception from the IR's erase is recorded (errors) and
+  // reported as false, so the site stays applied with cleanup_failed set.
+  static bool erase(G& g, std::size_t n) noexcept {
+    try {
+      g.guard("erase", [&]() -> void {
+        g.changed();
+        g.call("erase", g.object(n));
+      });
+      return true;
+    } catch (...) {
+      return false;
+    }
   }
   // ir.constant_bytes(n); without that method, the nbytes of int_constant(n) as the IR returned
   // it, or (int_constant missing or None) of constant(n).

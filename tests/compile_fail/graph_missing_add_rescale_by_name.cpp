@@ -1,4 +1,4 @@
-// expect: ir_traits<G>::add_rescale\(g, input, attributes, scales\) is missing
+// expect: ir_traits<G>::add_rescale\(g, input, attributes, scales\): wrong parameter types; expected: static node_id add_rescale
 // Asking for the rescale-merging pass by name with an adapter that cannot create a RESCALE names
 // the missing point.
 #include <qfold/graph/passes.hpp>

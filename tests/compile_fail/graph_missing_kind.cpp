@@ -1,4 +1,4 @@
-// expect: ir_traits<G>::kind\(g, n\) is missing
+// expect: ir_traits<G>::kind\(g, n\) is missing; expected: static qfold::op_kind kind\(const G&, node_id\)
 // An adapter with every customization point of the batch-norm pass but kind(n): the pass refuses
 // it with a message naming the missing point, not an error deep inside the pass.
 #include <cstddef>

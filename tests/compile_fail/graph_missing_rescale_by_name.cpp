@@ -1,5 +1,6 @@
-// expect: ir_traits<G>::rescale\(g, n\) is missing
-// Asking for a quantized pass by name with an adapter that has no rescale point names it.
+// expect: ir_traits<G>::rescale\(g, n\): wrong parameter types; expected: static R rescale\(const G&, node_id\)
+// Asking for a quantized pass by name with an adapter whose rescale point takes no graph and
+// node names it, as a point with wrong parameter types (not a missing one).
 #include <qfold/graph/passes.hpp>
 #include <qfold/graph/pipeline.hpp>
 

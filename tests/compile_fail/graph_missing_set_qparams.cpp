@@ -1,4 +1,4 @@
-// expect: ir_traits<G>::set_qparams\(g, n, q\) is missing
+// expect: ir_traits<G>::set_qparams\(g, n, q\) is missing; expected: static void set_qparams
 // An adapter with every point the scale-into-quantize pass reads but no way to rewrite a
 // quantize's qparams: the pass refuses it naming that point.
 #include <cstddef>

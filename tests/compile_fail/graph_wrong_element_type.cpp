@@ -1,4 +1,4 @@
-// expect: ir_traits<G>::element_type\(g, n\): wrong return type: expected
+// expect: ir_traits<G>::element_type\(g, n\): wrong return type; expected: static std::optional<qfold::dtype> element_type
 // std::optional<qfold::dtype> An element_type point that returns something else (here an int) is
 // named, with the expected type, when the collapse-to-table pass is asked for by name.
 #include <qfold/graph/passes.hpp>

@@ -1,7 +1,7 @@
-// expect: view_axis\(g, n, axis\): wrong return type: expected std::optional<std::int64_t>
-// An adapter asking for the DyT alpha pass by name whose view_axis returns a plain int: adding
-// the pass fails to compile naming the point and the signature qfold expects (standard_pipeline
-// would leave the pass out without a word).
+// expect: view_axis\(g, n, axis\) \(optional\): wrong return type; expected: static std::optional<std::int64_t> view_axis
+// An adapter asking for the DyT affine pass by name whose (optional) view_axis returns a plain
+// int: adding the pass fails to compile naming the point and the signature qfold expects (a
+// mistyped optional point is never silently unused; standard_pipeline notes it as skipped).
 #include <qfold/graph/passes.hpp>
 #include <qfold/graph/pipeline.hpp>
 
@@ -18,5 +18,5 @@ struct qfold::ir_traits<adapter::mistyped> : qfold::ir_traits<tiny::graph> {
 
 void build() {
   qfold::pipeline<adapter::mistyped> p;
-  p.add(qfold::passes::dyt_alpha);
+  p.add(qfold::passes::dyt_affine);
 }

@@ -117,7 +117,7 @@ class fixed_graph {
         if (nodes_[i].inputs[k] == old) nodes_[i].inputs[k] = v;
     if (output_ == old) output_ = v;
   }
-  constexpr void erase(node_id n) { mut(n).alive = false; }
+  constexpr void erase(node_id n) noexcept { nodes_[static_cast<std::size_t>(n)].alive = false; }
   [[nodiscard]] constexpr std::size_t constant_bytes(node_id n) const {
     return at(n).data_count * sizeof(float);
   }

@@ -22,7 +22,10 @@ pipeline::pass marker(std::string_view name, std::vector<std::string>* log = nul
   return [name, log](tiny::graph&) {
     if (log) log->emplace_back(name);
     report r;
-    r.sites.push_back({name, {}, qfold::rejection{qfold::reason::unsupported, name}, 0});
+    qfold::site_report<tiny::graph::node_id> s;
+    s.pass = name;
+    s.rejected = qfold::rejection{qfold::reason::unsupported, name};
+    r.sites.push_back(s);
     return r;
   };
 }

@@ -29,6 +29,8 @@ enum class reason : std::uint8_t {
   invalid_shape,        // dims that wrap, are negative or empty, or disagree with the data
   adapter_failure,      // an adapter call threw: the site was left (or rolled back) untouched
   allocation_failure,   // memory for the fold's evaluation or plan could not be allocated
+  cyclic_graph,         // the graph's operands form a cycle: no pass folds through one
+  unsupported_type,     // a constant of an element type the fold does not compute in (named)
 };
 
 [[nodiscard]] constexpr std::string_view to_string(reason r) noexcept {
@@ -37,7 +39,8 @@ enum class reason : std::uint8_t {
       "ambiguous_axis", "non_finite",          "not_exact",       "unsupported",
       "not_scalar",     "unsupported_rescale", "layout_view",     "qparams_mismatch",
       "shared_qparams", "out_of_range",        "overflow",        "invalid_constant",
-      "padding",        "invalid_shape",       "adapter_failure", "allocation_failure"};
+      "padding",        "invalid_shape",       "adapter_failure", "allocation_failure",
+      "cyclic_graph",   "unsupported_type"};
   const auto i = static_cast<std::size_t>(r) - 1;
   return i < std::size(names) ? names[i] : "unknown";  // std::size: from <string_view>
 }

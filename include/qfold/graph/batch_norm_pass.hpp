@@ -37,18 +37,22 @@ template <class Id>
 struct batch_norm_plan {
   Id batch_norm, producer;
   std::vector<Id> old_constants;  // may be left without users
+  bool float64 = false;           // the fold's type: the weight's
 };
 // The folded values of one site (reused from site to site: `weights` only grows, so a site
 // smaller than the largest so far writes into memory already there, never filled first), the
 // neutral gamma / beta of a batch norm without them, and what the fold reads (views of the
 // adapter's storage, valid until the site changes the graph).
+template <class T>
 struct batch_norm_fold {
-  std::vector<float> weights, bias, ones, zeros, scales, piece;
+  std::vector<T> weights, bias, ones, zeros, scales, piece;
   std::vector<std::int64_t> weight_shape;
-  std::span<float> target;  // the site's folded weights: in `weights` or the adapter's room
-  std::optional<weights_view<float>> w;
-  std::span<const float> producer_bias;
-  batch_norm_params<float> params;
+  std::span<T> target;  // the site's folded weights: in `weights` or the adapter's room
+  std::optional<weights_view<T>> w;
+  std::span<const T> producer_bias;
+  batch_norm_params<T> params;
+  // The constants read for the fold (own copies where the adapter handed values over by value).
+  std::optional<float_values<T>> weight, bias_in, mean, var, gamma, beta;
 };
 
 // A batch norm's operands by role: batch_norm_operands(g, n) if the adapter has that point, else
@@ -69,25 +73,28 @@ template <class G>
 
 // Whether a and the `bytes` bytes at b share no byte (addresses compared as integers: they may
 // come from unrelated objects).
-constexpr bool disjoint(std::span<const float> a, const void* b, std::size_t bytes) noexcept {
+template <class T>
+constexpr bool disjoint(std::span<const T> a, const void* b, std::size_t bytes) noexcept {
   if (std::is_constant_evaluated()) return true;  // constant evaluation has no adapter storage
   const auto x = reinterpret_cast<std::uintptr_t>(a.data()),
              y = reinterpret_cast<std::uintptr_t>(b);
   return x + a.size_bytes() <= y || y + bytes <= x;
 }
-constexpr bool disjoint(std::span<const float> a, std::span<const float> b) noexcept {
+template <class T>
+constexpr bool disjoint(std::span<const T> a, std::span<const T> b) noexcept {
   return disjoint(a, b.data(), b.size_bytes());
 }
 
 // A producer's weights as the fold reads them (layout, groups and kind are the caller's to set):
-// in place through the adapter's unaligned_constant when it has one for them (a model file's
-// bytes need no aligned copy), else constant(). The unaligned view's count is a number, not a
-// span, so it is checked against its shape here.
-template <class G>
-constexpr std::optional<weights_view<float>> weight_of(const G& g, node_id_t<G> n,
-                                                       std::optional<rejection>& bad) {
+// float32 weights in place through the adapter's unaligned_constant when it has one for them (a
+// model file's bytes need no aligned copy), else constant(). The unaligned view's count is a
+// number, not a span, so it is checked against its shape here.
+template <class T, class G>
+constexpr std::optional<weights_view<T>> weight_of(const G& g, node_id_t<G> n,
+                                                   batch_norm_fold<T>& fold,
+                                                   std::optional<rejection>& bad) {
   constexpr auto conv = weights_kind::conv;
-  if constexpr (calls_unaligned_constant<G>) {
+  if constexpr (calls_unaligned_constant<G> && std::same_as<T, float>) {
     if (const auto u = ir_traits<G>::unaligned_constant(g, n)) {
       std::size_t count = 0;
       if (checked_element_count(u->shape, count, "", "") || count != u->data.size ||
@@ -99,103 +106,116 @@ constexpr std::optional<weights_view<float>> weight_of(const G& g, node_id_t<G> 
       return weights_view<float>(u->data, u->shape, weight_layout::o_i_s, 1, conv);
     }
   }
-  if (const auto c = ir_traits<G>::constant(g, n))
-    return weights_view<float>(c->data, c->shape, weight_layout::o_i_s, 1, conv);
-  return std::nullopt;
+  fold.weight = read_float_constant<T>(g, n, bad);
+  if (!fold.weight) return std::nullopt;
+  return weights_view<T>(fold.weight->data, fold.weight->shape, weight_layout::o_i_s, 1, conv);
 }
 
-// Reads the site's constants and, when `fold` is given (apply), what the fold reads into it;
-// analysis passes none.
-template <class G>
+// Reads the site's constants, in the weight's float type T, and, when `fold` is given (apply),
+// what the fold reads into it; analysis passes none.
+template <class T, class G>
 constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
                                                    node_id_t<G> producer,
                                                    batch_norm_plan<node_id_t<G>>& plan,
-                                                   batch_norm_fold* fold) {
-  using T = ir_traits<G>;
+                                                   batch_norm_fold<T>& out, bool apply) {
+  using TR = ir_traits<G>;
   const auto roles = batch_norm_roles(g, bn);
-  const auto pops = T::operands(g, producer);
+  const auto pops = TR::operands(g, producer);
   if (!roles) return rejection{reason::unsupported, "batch norm without its four parameters"};
-  const batch_norm_attributes attrs = T::batch_norm_attributes(g, bn);
+  const batch_norm_attributes attrs = TR::batch_norm_attributes(g, bn);
   if (attrs.training) return rejection{reason::training_mode, "batch norm in training mode"};
-  if (T::use_count(g, producer) != 1)
+  if (TR::use_count(g, producer) != 1)
     return rejection{reason::shared_output, "the convolution's output has another consumer"};
   if (std::ranges::size(pops) < 2)
     return rejection{reason::unsupported, "producer without a weight operand"};
   auto pit = std::ranges::begin(pops);
   const auto weight_id = *++pit;
-  std::optional<rejection> bad_weight;
-  const auto weight = weight_of(g, weight_id, bad_weight);
-  if (bad_weight) return bad_weight;
-  const auto mean = T::constant(g, roles->mean), var = T::constant(g, roles->variance);
-  const auto gamma = roles->gamma ? T::constant(g, *roles->gamma) : std::nullopt;
-  const auto beta = roles->beta ? T::constant(g, *roles->beta) : std::nullopt;
-  if (!weight || !mean || !var || (roles->gamma && !gamma) || (roles->beta && !beta))
+  std::optional<rejection> bad;
+  const auto weight = weight_of<T>(g, weight_id, out, bad);
+  if (bad) return bad;
+  const auto read = [&](std::optional<float_values<T>>& to, const auto& id) {
+    if (!bad) to = read_float_constant<T>(g, id, bad);
+    return to.has_value();
+  };
+  const bool stats = read(out.mean, roles->mean) & read(out.var, roles->variance);
+  const bool gamma = !roles->gamma || read(out.gamma, *roles->gamma);
+  const bool beta = !roles->beta || read(out.beta, *roles->beta);
+  if (bad) return bad;
+  if (!roles->gamma) out.gamma.reset();
+  if (!roles->beta) out.beta.reset();
+  if (!weight || !stats || !gamma || !beta)
     return rejection{reason::not_constant, "a weight or batch-norm parameter is not a constant"};
   plan.old_constants = {weight_id};
   if (roles->gamma) plan.old_constants.push_back(*roles->gamma);
   if (roles->beta) plan.old_constants.push_back(*roles->beta);
   plan.old_constants.push_back(roles->mean);
   plan.old_constants.push_back(roles->variance);
-  std::optional<tensor_view<float>> bias;
+  out.bias_in.reset();
   if (std::ranges::size(pops) > 2) {
     const auto bias_id = *++pit;
-    bias = T::constant(g, bias_id);
-    if (!bias) return rejection{reason::not_constant, "the convolution bias is not a constant"};
+    if (!read(out.bias_in, bias_id))
+      return bad ? bad
+                 : rejection{reason::not_constant, "the convolution bias is not a constant"};
     plan.old_constants.push_back(bias_id);
   }
   conv_attributes conv{};
-  if (T::kind(g, producer) == op_kind::convolution) {
-    conv = T::conv_attributes(g, producer);
-  } else if (T::output_rank(g, producer) != 2) {
-    return rejection{reason::ambiguous_axis, "linear output is not of rank 2 (batch, channels)"};
+  if (TR::kind(g, producer) == op_kind::convolution) {
+    conv = TR::conv_attributes(g, producer);
+  } else if (const auto rank = output_rank_of(g, producer); rank != std::size_t{2}) {
+    return rejection{reason::ambiguous_axis,
+                     rank ? "linear output is not of rank 2 (batch, channels)"
+                          : "a linear's output rank is unknown (the adapter has no output_rank)"};
   }
-  if (fold == nullptr) return std::nullopt;
-  batch_norm_fold& out = *fold;
+  if (!apply) return std::nullopt;
   // An absent gamma or beta is its neutral value, one per channel (the statistics say how many).
-  if (!gamma) out.ones.assign(mean->data.size(), 1.0f);
-  if (!beta) out.zeros.assign(mean->data.size(), 0.0f);
-  out.params.mean = mean->data;
-  out.params.variance = var->data;
-  out.params.gamma = gamma ? gamma->data : std::span<const float>(out.ones);
-  out.params.beta = beta ? beta->data : std::span<const float>(out.zeros);
-  out.params.epsilon = static_cast<float>(attrs.epsilon);
+  const std::size_t channels = out.mean->data.size();
+  if (!out.gamma) out.ones.assign(channels, T{1});
+  if (!out.beta) out.zeros.assign(channels, T{0});
+  out.params.mean = out.mean->data;
+  out.params.variance = out.var->data;
+  out.params.gamma = out.gamma ? out.gamma->data : std::span<const T>(out.ones);
+  out.params.beta = out.beta ? out.beta->data : std::span<const T>(out.zeros);
+  out.params.epsilon = static_cast<T>(attrs.epsilon);
   out.weight_shape.assign(weight->shape.begin(), weight->shape.end());
   out.w = *weight;
   out.w->layout = conv.layout;
   out.w->groups = conv.groups;
-  out.w->kind = T::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
-  out.producer_bias = bias ? bias->data : std::span<const float>{};
+  out.w->kind = TR::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
+  out.producer_bias = out.bias_in ? out.bias_in->data : std::span<const T>{};
   return std::nullopt;
 }
 
 // The site read into `out`, folded into room(count) (the adapter's storage for the new constant,
 // constant_storage: used only when it is what was asked for, the right size and apart from every
 // value the fold reads, as an adapter is not trusted to get either right) or else out.weights.
-template <class Room>
-constexpr std::optional<rejection> fold_stored(batch_norm_fold& out, Room&& room) {
-  const weights_view<float>& w = *out.w;
-  const batch_norm_params<float>& p = out.params;
+template <class T, class Room>
+constexpr std::optional<rejection> fold_stored(batch_norm_fold<T>& out, Room&& room) {
+  const weights_view<T>& w = *out.w;
+  const batch_norm_params<T>& p = out.params;
   // assign, not resize: libstdc++ 12's resize() of a float vector is not a constant expression
   // for clang (it fills memory whose lifetime has not begun).
   const std::size_t count = w.size();
   out.target = room(count);
-  const auto apart = [&](std::span<const float> v) { return disjoint(out.target, v); };
+  const auto apart = [&](std::span<const T> v) {
+    return disjoint(std::span<const T>(out.target), v);
+  };
   const void* weights =
       w.values.empty() ? static_cast<const void*>(w.unaligned.bytes) : w.values.data();
-  if (out.target.size() != count || !disjoint(out.target, weights, count * sizeof(float)) ||
+  if (out.target.size() != count ||
+      !disjoint(std::span<const T>(out.target), weights, count * sizeof(T)) ||
       !apart(p.mean) || !apart(p.variance) || !apart(p.gamma) || !apart(p.beta) ||
       !apart(out.producer_bias)) {
-    if (out.weights.size() < count) out.weights.assign(count, 0.0f);
-    out.target = std::span<float>(out.weights.data(), count);
+    if (out.weights.size() < count) out.weights.assign(count, T{0});
+    out.target = std::span<T>(out.weights.data(), count);
   }
-  out.bias.assign(p.mean.size(), 0.0f);
-  return fold_batch_norm(w, out.producer_bias, p, out.target, std::span<float>(out.bias));
+  out.bias.assign(p.mean.size(), T{0});
+  return fold_batch_norm(w, out.producer_bias, p, out.target, std::span<T>(out.bias));
 }
 
 // The site read into `out`, for add_scaled_constant: its scales and folded bias, and every folded
 // weight made once, piece by piece into a buffer that stays in the cache, to refuse the site
 // exactly as fold_batch_norm would (a non-finite weight before a non-finite bias).
-constexpr std::optional<rejection> fold_deferred(batch_norm_fold& out) {
+constexpr std::optional<rejection> fold_deferred(batch_norm_fold<float>& out) {
   const weights_view<float>& w = *out.w;
   const std::size_t channels = out.params.mean.size();
   out.scales.assign(channels, 0.0f);
@@ -215,15 +235,24 @@ constexpr std::optional<rejection> fold_deferred(batch_norm_fold& out) {
 }
 }  // namespace detail
 
+namespace detail {
 template <class G>
-constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
-  static_assert(detail::check_batch_norm_foldable<G>());
-  using T = ir_traits<G>;
+constexpr report<node_id_t<G>> fold_batch_norms_of(G& g) {
+  using TR = ir_traits<G>;
   using id = node_id_t<G>;
   using plan_t = detail::batch_norm_plan<id>;
-  detail::batch_norm_fold fold;
+  detail::batch_norm_fold<float> fold32;
+  detail::batch_norm_fold<double> fold64;
+  // The fold's type is the weight's (torch folds in the conv's dtype): float64 weights fold in
+  // double, anything else is read as float32 (and refused, named, if it is not).
+  const auto plan = [&](const G& cg, plan_t& p, bool apply) {
+    const auto weight = detail::operand(cg, p.producer, 1);
+    p.float64 = weight && detail::is_float64_constant(cg, *weight).value_or(false);
+    return p.float64 ? detail::plan_batch_norm(cg, p.batch_norm, p.producer, p, fold64, apply)
+                     : detail::plan_batch_norm(cg, p.batch_norm, p.producer, p, fold32, apply);
+  };
   const auto match = [&](const G& cg, id n) -> std::optional<site_candidate<id, plan_t>> {
-    if (T::kind(cg, n) != op_kind::batch_norm) return std::nullopt;
+    if (TR::kind(cg, n) != op_kind::batch_norm) return std::nullopt;
     const auto roles = detail::batch_norm_roles(cg, n);
     if (!roles)  // a malformed node: reported, never dereferenced
       return site_candidate<id, plan_t>{
@@ -232,47 +261,74 @@ constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
           {n, n, {}}};
     const id producer = roles->input;
     site_candidate<id, plan_t> c{{producer, n}, std::nullopt, {n, producer, {}}};
-    const op_kind pk = T::kind(cg, producer);
+    const op_kind pk = TR::kind(cg, producer);
     if (pk != op_kind::convolution && pk != op_kind::linear)
       c.rejected =
           rejection{reason::unsupported, "batch norm input is not a convolution or linear node"};
     else
-      c.rejected = detail::plan_batch_norm(cg, n, producer, c.plan, nullptr);
+      c.rejected = plan(cg, c.plan, false);
     return c;
+  };
+  // The folded weights and bias of a site in type V, added as new constants (float32 ones by
+  // add_scaled_constant or into the adapter's room where it has those points).
+  const auto add_folded = [&]<class V>(transaction<G>& tx, detail::batch_norm_fold<V>& fold,
+                                       std::optional<id>& w,
+                                       std::optional<id>& b) -> std::optional<rejection> {
+    if constexpr (!detail::has_add_constant_of<G, V>) {
+      return rejection{reason::unsupported_type,
+                       std::same_as<V, double>
+                           ? "a float64 site, and the adapter has no add_constant for float64"
+                           : "a float32 site, and the adapter has no add_constant for float32"};
+    } else {
+      if constexpr (std::same_as<V, float> && detail::has_add_scaled_constant<G>) {
+        if (auto refused = detail::fold_deferred(fold)) return refused;
+        w = tx.add_scaled_constant(scaled_weights{*fold.w, std::span<const float>(fold.scales)});
+      }
+      if (!w) {
+        const auto room = [&](std::size_t count) -> std::span<V> {
+          if constexpr (std::same_as<V, float> && detail::has_constant_storage<G>)
+            return TR::constant_storage(tx.graph(), count);
+          else
+            return std::span<V>();
+        };
+        if (auto refused = detail::fold_stored(fold, room)) return refused;
+        w = tx.add_constant(std::span<const V>(fold.target),
+                            std::span<const std::int64_t>(fold.weight_shape));
+      }
+      const std::int64_t channels = static_cast<std::int64_t>(fold.bias.size());
+      b = tx.add_constant(std::span<const V>(fold.bias),
+                          std::span<const std::int64_t>(&channels, 1));
+      return std::nullopt;
+    }
   };
   const auto apply = [&](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
     // The constants are read again (earlier sites only add constants and erase unused ones) and
     // folded; a refusal comes before any mutation, so the site stays untouched.
-    if (auto refused =
-            detail::plan_batch_norm(std::as_const(g), p.batch_norm, p.producer, p, &fold))
+    if (auto refused = plan(std::as_const(g), p, true)) return refused;
+    std::optional<id> w, b;
+    if (auto refused = p.float64 ? add_folded(tx, fold64, w, b) : add_folded(tx, fold32, w, b))
       return refused;
-    std::optional<id> w;
-    if constexpr (detail::has_add_scaled_constant<G>) {
-      if (auto refused = detail::fold_deferred(fold)) return refused;
-      w = tx.add_scaled_constant(scaled_weights{*fold.w, std::span<const float>(fold.scales)});
-    }
-    if (!w) {
-      const auto room = [&](std::size_t count) -> std::span<float> {
-        if constexpr (requires { T::constant_storage(tx.graph(), count); })
-          return T::constant_storage(tx.graph(), count);
-        else
-          return std::span<float>();
-      };
-      if (auto refused = detail::fold_stored(fold, room)) return refused;
-      w = tx.add_constant(std::span<const float>(fold.target),
-                          std::span<const std::int64_t>(fold.weight_shape));
-    }
-    const std::int64_t channels = static_cast<std::int64_t>(fold.bias.size());
-    const id b = tx.add_constant(std::span<const float>(fold.bias),
-                                 std::span<const std::int64_t>(&channels, 1));
     tx.set_operand(p.producer, 1, *w);
-    tx.set_operand(p.producer, 2, b);
+    tx.set_operand(p.producer, 2, *b);
     tx.replace_uses(p.batch_norm, p.producer);
     tx.erase_dead(p.batch_norm);
-    for (const id c : p.old_constants) tx.erase_dead(c);
+    for (const auto& c : p.old_constants) tx.erase_dead(c);
     return std::nullopt;
   };
   return detail::run_two_phase<plan_t>(g, batch_norm_pass_name, match, apply);
+}
+
+}  // namespace detail
+
+// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
+// instantiated then, so none follows from qfold's internals.
+template <class G>
+constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
+  static_assert(detail::check_pass<G, detail::batch_norm_points>());
+  if constexpr (batch_norm_foldable_graph<G>)
+    return detail::fold_batch_norms_of(g);
+  else
+    return {};
 }
 
 }  // namespace qfold

@@ -46,18 +46,27 @@ struct collapse_plan {
 // nullopt when n is not an op a table can absorb.
 template <class G>
 [[nodiscard]] constexpr std::optional<std::size_t> chain_slot(const G& g, node_id_t<G> n) {
+  // An op whose point the adapter lacks is not absorbed (the chain ends there).
+  constexpr bool tables = has_table_values<G> || (!calls_table_values<G> && has_int_constant<G>);
   switch (ir_traits<G>::kind(g, n)) {
     case op_kind::rescale:
+      if (!has_rescale<G> || !only_operand(g, n)) return std::nullopt;
+      return 0;
     case op_kind::clamp:
+      if (!has_clamp_attributes<G> || !only_operand(g, n)) return std::nullopt;
+      return 0;
     case op_kind::cast:
       if (!only_operand(g, n)) return std::nullopt;
       return 0;
     case op_kind::table:
-      if (!table_input(g, n)) return std::nullopt;
+      if (!tables || !table_input(g, n)) return std::nullopt;
       return 0;
     case op_kind::mul:
+      if (!has_mul_shift<G>) return std::nullopt;
+      [[fallthrough]];
     case op_kind::add:
     case op_kind::sub: {
+      if (!has_int_constant<G>) return std::nullopt;
       if (std::ranges::size(ir_traits<G>::operands(g, n)) != 2) return std::nullopt;
       const bool c0 = is_int_constant(g, *operand(g, n, 0));
       const bool c1 = is_int_constant(g, *operand(g, n, 1));
@@ -86,7 +95,7 @@ struct chain_readers {
 
   constexpr void build(const G& g) {
     std::vector<std::pair<id, id>> l;
-    for (const id n : ir_traits<G>::nodes(g))
+    for (const auto& n : ir_traits<G>::nodes(g))
       if (const auto in = chain_input(g, n)) l.emplace_back(*in, n);
     if constexpr (std::totally_ordered<id>)
       detail::sort_by(l.begin(), l.end(), [](const std::pair<id, id>& e) { return e.first; });
@@ -126,7 +135,7 @@ template <class G>
   switch (T::kind(g, n)) {
     case op_kind::rescale: {
       rescale_values r;
-      read_rescale(g, n, r);
+      if constexpr (has_rescale<G>) read_rescale(g, n, r);
       if (!is_bit_exact(r.attributes))
         return rejection{reason::unsupported_rescale, "a RESCALE is INEXACT_ROUND"};
       const std::size_t count = r.attributes.per_channel ? r.scales.size() : 1;
@@ -160,8 +169,10 @@ template <class G>
       return std::nullopt;
     }
     case op_kind::clamp: {
-      const qfold::clamp_attributes a = T::clamp_attributes(g, n);
-      push(chain::clamp{a.min, a.max});
+      if constexpr (has_clamp_attributes<G>) {
+        const qfold::clamp_attributes a = T::clamp_attributes(g, n);
+        push(chain::clamp{a.min, a.max});
+      }
       return std::nullopt;
     }
     case op_kind::cast: {
@@ -188,23 +199,18 @@ template <class G>
       return rejection{reason::not_scalar, "a constant of the chain holds more than one value"};
   if (!std::in_range<std::int32_t>(k))
     return rejection{reason::out_of_range, "a constant of the chain does not fit int32"};
-  {
-    std::vector<std::int64_t> so, si;
-    std::span<const std::int64_t> vo, vi;
-    if (!read_integers(T::output_shape(g, n), so, vo) ||
-        !read_integers(T::output_shape(g, *operand(g, n, slot)), si, vi) || !detail::equal(vo, vi))
-      return rejection{reason::unsupported,
-                       "a constant of the chain broadcasts the tensor to another shape"};
-  }
+  if (!keeps_shape(g, n, *operand(g, n, slot), *operand(g, n, slot == 0 ? 1 : 0)))
+    return rejection{reason::unsupported,
+                     "a constant of the chain broadcasts the tensor to another shape"};
   const auto k32 = static_cast<std::int32_t>(k);
   constexpr std::int32_t min32 = std::numeric_limits<std::int32_t>::min();
   constexpr std::int32_t max32 = std::numeric_limits<std::int32_t>::max();
   switch (T::kind(g, n)) {
     case op_kind::mul: {
-      const auto shift = T::mul_shift(g, n);  // any integer (or a type convertible to int)
-      if (!detail::fits_int(shift))
+      const auto shift = mul_shift_of(g, n);  // any integer type, or convertible to int
+      if (!shift || !detail::fits_int(*shift))
         return rejection{reason::unsupported, "a MUL's shift is outside 0..63"};
-      push(chain::mul{k32, static_cast<int>(shift), true});
+      push(chain::mul{k32, static_cast<int>(*shift), true});
       break;
     }
     case op_kind::add:
@@ -235,9 +241,9 @@ template <class G>
 }
 }  // namespace detail
 
+namespace detail {
 template <class G>
-constexpr report<node_id_t<G>> fold_collapse_to_tables(G& g) {
-  static_assert(detail::check_collapse_to_table<G>());
+constexpr report<node_id_t<G>> fold_collapse_to_tables_of(G& g) {
   using T = ir_traits<G>;
   using id = node_id_t<G>;
   using plan_t = detail::collapse_plan<id>;
@@ -336,13 +342,26 @@ constexpr report<node_id_t<G>> fold_collapse_to_tables(G& g) {
     }
     if (!p.int16) folded = tx.add_table(*input, std::span<const std::int8_t>(p.values8));
     if constexpr (detail::has_set_qparams<G>) {
-      if (const auto q = T::qparams(cg, p.last)) tx.set_qparams(folded, *q);
+      if (const auto q = detail::qparams_of(cg, p.last)) tx.set_qparams(folded, *q);
     }
     tx.replace_uses(p.last, folded);
     tx.erase_dead(p.last);
     return std::nullopt;
   };
   return detail::run_two_phase<plan_t>(g, collapse_to_table_pass_name, match, apply);
+}
+
+}  // namespace detail
+
+// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
+// instantiated then, so none follows from qfold's internals.
+template <class G>
+constexpr report<node_id_t<G>> fold_collapse_to_tables(G& g) {
+  static_assert(detail::check_pass<G, detail::collapse_to_table_points>());
+  if constexpr (table_collapsible_graph<G>)
+    return detail::fold_collapse_to_tables_of(g);
+  else
+    return {};
 }
 
 }  // namespace qfold

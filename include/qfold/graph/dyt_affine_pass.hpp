@@ -56,7 +56,7 @@ template <class G>
 [[nodiscard]] constexpr std::optional<rejection> plan_dyt_affine(
     const G& g, node_id_t<G> add, dyt_affine_graph_plan<node_id_t<G>>& plan) {
   using T = ir_traits<G>;
-  for (const auto v : plan.views)
+  for (const auto& v : plan.views)
     if (T::use_count(g, v) != 1)
       return rejection{reason::shared_output, "a view before the conv has more than one user"};
   if (T::use_count(g, plan.sum_rescale) != 1 || T::use_count(g, add) != 1)
@@ -105,7 +105,7 @@ template <class G>
                      "gamma and beta are not per-channel along one axis of the activation"};
   std::optional<std::int64_t> axis = beta_axis;
   for (auto v = plan.views.rbegin(); v != plan.views.rend() && axis; ++v)
-    axis = T::view_axis(g, *v, *axis);
+    axis = view_axis_of(g, *v, *axis);
   const conv_attributes attrs = T::conv_attributes(g, plan.conv);
   if (axis != attrs.input_channel_axis)
     return rejection{reason::channel_mismatch,
@@ -129,7 +129,7 @@ template <class G>
   read_rescale(g, plan.scaled_rescale, scaled_r);
   read_rescale(g, beta_side.rescale, beta_r);
   read_rescale(g, plan.sum_rescale, sum_r);
-  const auto table_q = T::qparams(g, plan.table);
+  const auto table_q = qparams_of(g, plan.table);
   const dyt_affine_site site{
       *table_values, table_q ? std::int64_t{table_q->zero_point} : table_r.attributes.input_zp,
       table_r,       gamma_r,
@@ -151,9 +151,9 @@ template <class G>
 }
 }  // namespace detail
 
+namespace detail {
 template <class G>
-constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
-  static_assert(detail::check_quantized<G>());
+constexpr report<node_id_t<G>> fold_dyt_affines_of(G& g) {
   using T = ir_traits<G>;
   using id = node_id_t<G>;
   using plan_t = detail::dyt_affine_graph_plan<id>;
@@ -210,6 +210,19 @@ constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
     return std::nullopt;
   };
   return detail::run_two_phase<plan_t>(g, dyt_affine_pass_name, match, apply);
+}
+
+}  // namespace detail
+
+// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
+// instantiated then, so none follows from qfold's internals.
+template <class G>
+constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
+  static_assert(detail::check_pass<G, detail::dyt_affine_points>());
+  if constexpr (dyt_affine_foldable_graph<G>)
+    return detail::fold_dyt_affines_of(g);
+  else
+    return {};
 }
 
 }  // namespace qfold

@@ -34,7 +34,7 @@ struct dyt_alpha_plan {
 // The activation's codes, or the full int8 range when the IR does not annotate them.
 template <class G>
 [[nodiscard]] constexpr domain codes_of(const G& g, node_id_t<G> n) {
-  const auto q = ir_traits<G>::qparams(g, n);
+  const auto q = qparams_of(g, n);
   return q ? domain{q->qmin, q->qmax} : int8_domain;
 }
 
@@ -74,14 +74,14 @@ template <class G>
                             out_r,
                             codes_of(g, out_rescale),
                             *tanh_table};
-  const auto act_q = T::qparams(g, plan.activation);
-  const auto tanh_q = T::qparams(g, out_rescale);
+  const auto act_q = qparams_of(g, plan.activation);
+  const auto tanh_q = qparams_of(g, out_rescale);
   if (act_q && tanh_q) {
     if (auto r = dyt_alpha_qparams_line_up(*act_q, site.activation_rescale, *tanh_q,
                                            site.output_rescale))
       return r;
   }
-  if (const auto alpha_q = T::qparams(g, alpha_side.source.source);
+  if (const auto alpha_q = qparams_of(g, alpha_side.source.source);
       alpha_q && alpha_q->zero_point != site.alpha_rescale.attributes.input_zp)
     return rejection{reason::qparams_mismatch,
                      "alpha's zero point differs from its RESCALE's input_zp"};
@@ -89,9 +89,9 @@ template <class G>
 }
 }  // namespace detail
 
+namespace detail {
 template <class G>
-constexpr report<node_id_t<G>> fold_dyt_alphas(G& g) {
-  static_assert(detail::check_quantized<G>());
+constexpr report<node_id_t<G>> fold_dyt_alphas_of(G& g) {
   using T = ir_traits<G>;
   using id = node_id_t<G>;
   using plan_t = detail::dyt_alpha_plan<id>;
@@ -108,12 +108,28 @@ constexpr report<node_id_t<G>> fold_dyt_alphas(G& g) {
   };
   const auto apply = [](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
     const id folded = tx.add_table(p.activation, std::span<const std::int8_t>(p.values));
-    if (const auto q = T::qparams(std::as_const(tx.graph()), p.table)) tx.set_qparams(folded, *q);
+    if constexpr (detail::has_set_qparams<G>) {
+      if (const auto q = detail::qparams_of(std::as_const(tx.graph()), p.table))
+        tx.set_qparams(folded, *q);
+    }
     tx.replace_uses(p.table, folded);
     tx.erase_dead(p.table);
     return std::nullopt;
   };
   return detail::run_two_phase<plan_t>(g, dyt_alpha_pass_name, match, apply);
+}
+
+}  // namespace detail
+
+// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
+// instantiated then, so none follows from qfold's internals.
+template <class G>
+constexpr report<node_id_t<G>> fold_dyt_alphas(G& g) {
+  static_assert(detail::check_pass<G, detail::dyt_alpha_points>());
+  if constexpr (dyt_alpha_foldable_graph<G>)
+    return detail::fold_dyt_alphas_of(g);
+  else
+    return {};
 }
 
 }  // namespace qfold

@@ -57,20 +57,32 @@ template <class G>
   return std::nullopt;
 }
 
+// Whether elementwise op `op`, reading `input` and the constant `k`, keeps input's shape (so one
+// TABLE or RESCALE of input can replace it): the output shapes compared where the adapter gives
+// them; else only a single value of rank 0 or 1 is taken to broadcast without changing a shape.
 template <class G>
-[[nodiscard]] constexpr bool same_shape(const G& g, node_id_t<G> a, node_id_t<G> b) {
-  std::vector<std::int64_t> sa, sb;
-  std::span<const std::int64_t> va, vb;
-  if (!read_integers(ir_traits<G>::output_shape(g, a), sa, va) ||
-      !read_integers(ir_traits<G>::output_shape(g, b), sb, vb))
-    return false;
-  return detail::equal(va, vb);
+[[nodiscard]] constexpr bool keeps_shape(const G& g, node_id_t<G> op, node_id_t<G> input,
+                                         node_id_t<G> k) {
+  if constexpr (has_output_shape<G>) {
+    (void)k;
+    std::vector<std::int64_t> sa, sb;
+    std::span<const std::int64_t> va, vb;
+    if (!read_integers(ir_traits<G>::output_shape(g, op), sa, va) ||
+        !read_integers(ir_traits<G>::output_shape(g, input), sb, vb))
+      return false;
+    return detail::equal(va, vb);
+  } else {
+    (void)op;
+    (void)input;
+    const auto c = read_int_constant(g, k);
+    return c && c->data.size() == 1 && c->shape.size() <= 1;
+  }
 }
 }  // namespace detail
 
+namespace detail {
 template <class G>
-constexpr report<node_id_t<G>> fold_merge_rescales(G& g) {
-  static_assert(detail::check_merge_rescales<G>());
+constexpr report<node_id_t<G>> fold_merge_rescales_of(G& g) {
   using T = ir_traits<G>;
   using id = node_id_t<G>;
   using plan_t = detail::rescale_merge_graph_plan<id>;
@@ -82,7 +94,7 @@ constexpr report<node_id_t<G>> fold_merge_rescales(G& g) {
     std::optional<id> mul, first;
     if (T::kind(cg, *before) == op_kind::rescale) {
       first = *before;
-    } else if (T::kind(cg, *before) == op_kind::mul &&
+    } else if (detail::has_mul_shift<G> && T::kind(cg, *before) == op_kind::mul &&
                std::ranges::size(T::operands(cg, *before)) == 2) {
       mul = *before;
       const id a = *detail::operand(cg, *mul, 0), b = *detail::operand(cg, *mul, 1);
@@ -114,13 +126,13 @@ constexpr report<node_id_t<G>> fold_merge_rescales(G& g) {
         if (auto r = detail::uniform_constant(cg, k, value)) return r;
         if (!std::in_range<std::int32_t>(value))
           return rejection{reason::out_of_range, "the MUL's constant does not fit int32"};
-        if (!detail::same_shape(cg, *mul, *first))
+        if (!detail::keeps_shape(cg, *mul, *first, k))
           return rejection{reason::unsupported,
                            "the MUL's constant broadcasts the tensor to another shape"};
-        const auto shift = T::mul_shift(cg, *mul);  // any integer (or a type convertible to int)
-        if (!detail::fits_int(shift))
+        const auto shift = detail::mul_shift_of(cg, *mul);  // any integer type, or convertible
+        if (!shift || !detail::fits_int(*shift))
           return rejection{reason::unsupported, "the MUL's shift is outside 0..63"};
-        site.mul = chain::mul{static_cast<std::int32_t>(value), static_cast<int>(shift), true};
+        site.mul = chain::mul{static_cast<std::int32_t>(value), static_cast<int>(*shift), true};
       }
       return fold_merge_rescales(site, c.plan.merged);
     }();
@@ -139,13 +151,26 @@ constexpr report<node_id_t<G>> fold_merge_rescales(G& g) {
     const id merged =
         tx.add_rescale(*input, p.merged.attributes, std::span<const scale_factor>(p.merged.scales));
     if constexpr (detail::has_set_qparams<G>) {
-      if (const auto q = T::qparams(cg, p.last)) tx.set_qparams(merged, *q);
+      if (const auto q = detail::qparams_of(cg, p.last)) tx.set_qparams(merged, *q);
     }
     tx.replace_uses(p.last, merged);
     tx.erase_dead(p.last);
     return std::nullopt;
   };
   return detail::run_two_phase<plan_t>(g, merge_rescales_pass_name, match, apply);
+}
+
+}  // namespace detail
+
+// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
+// instantiated then, so none follows from qfold's internals.
+template <class G>
+constexpr report<node_id_t<G>> fold_merge_rescales(G& g) {
+  static_assert(detail::check_pass<G, detail::merge_rescales_points>());
+  if constexpr (rescale_mergeable_graph<G>)
+    return detail::fold_merge_rescales_of(g);
+  else
+    return {};
 }
 
 }  // namespace qfold

@@ -75,13 +75,30 @@ class pipeline {
     passes_.push_back({std::move(name), std::move(p)});
     return *this;
   }
-  // One of qfold's passes (qfold::passes::dyt_alpha, ...); a compile error names what G lacks.
+  // One of qfold's passes (qfold::passes::dyt_alpha, ...); a compile error names what G lacks
+  // (and nothing of the pass is instantiated then, so no error follows from qfold's internals).
   template <class P>
   requires requires { P::name; }
   pipeline& add(const P& p) {
-    static_assert(P::template check<G>());
-    return add(std::string(P::name), [p](G& g) { return p.run(g); });
+    constexpr bool ok = P::template check<G>();
+    if constexpr (ok) add(std::string(P::name), [p](G& g) { return p.run(g); });
+    return *this;
   }
+  // The pass if G's adapter serves it, else a note of the first point it lacks (skipped(), and
+  // every report run() returns). True when added.
+  template <class P>
+  requires requires { P::name; }
+  bool add_if_supported(const P& p) {
+    if constexpr (P::template supports<G>) {
+      add(std::string(P::name), [p](G& g) { return p.run(g); });
+      return true;
+    } else {
+      skipped_.push_back({P::name, *P::template unmet<G>()});
+      return false;
+    }
+  }
+  // The passes left out by add_if_supported, with why.
+  [[nodiscard]] const std::vector<skipped_pass>& skipped() const noexcept { return skipped_; }
   // Inserts before / after the pass called `anchor`; false (and nothing inserted) if it is absent.
   bool insert_before(std::string_view anchor, std::string name, pass p) {
     return insert(anchor, 0, std::move(name), std::move(p));
@@ -102,20 +119,26 @@ class pipeline {
   }
   // The passes called one of `wanted`, in this pipeline's order (a name it lacks is ignored:
   // ask contains() first to report it).
+  // Skipped passes of those names stay noted as skipped.
   template <class Names>
   [[nodiscard]] pipeline only(const Names& wanted) const {
+    const auto is_wanted = [&](std::string_view name) {
+      return detail::find_if(std::begin(wanted), std::end(wanted), [&](const auto& w) {
+               return std::string_view(w) == name;
+             }) != std::end(wanted);
+    };
     pipeline r;
     for (const auto& e : passes_)
-      if (detail::find_if(std::begin(wanted), std::end(wanted), [&](const auto& w) {
-            return std::string_view(w) == e.name;
-          }) != std::end(wanted))
-        r.passes_.push_back(e);
+      if (is_wanted(e.name)) r.passes_.push_back(e);
+    for (const auto& s : skipped_)
+      if (is_wanted(s.pass)) r.skipped_.push_back(s);
     return r;
   }
 
-  // Runs every pass in order; the reports are concatenated.
+  // Runs every pass in order; the reports are concatenated, after the passes skipped.
   report<node_id_t<G>> run(G& g) const {
     report<node_id_t<G>> r;
+    r.skipped = skipped_;
     for (const auto& e : passes_) r += e.run(g);
     return r;
   }
@@ -133,6 +156,7 @@ class pipeline {
     return true;
   }
   std::vector<entry> passes_;
+  std::vector<skipped_pass> skipped_;
 };
 
 }  // namespace qfold

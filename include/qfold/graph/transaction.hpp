@@ -13,6 +13,7 @@
 
 #include "qfold/detail/algorithm.hpp"
 #include "qfold/detail/ranges.hpp"
+#include "qfold/graph/read.hpp"
 #include "qfold/graph/traits.hpp"
 #include "qfold/graph/vocabulary.hpp"
 #include "qfold/quant/qparams.hpp"
@@ -64,13 +65,18 @@ class transaction {
     log_.clear();
     dead_.clear();
     erased_.clear();
+    added_.clear();
+    replaced_.reset();
+    replacement_.reset();
     committed_ = cleanup_failed_ = false;
   }
 
   [[nodiscard]] constexpr G& graph() noexcept { return g_; }
   [[nodiscard]] constexpr const G& graph() const noexcept { return g_; }
 
-  constexpr id add_constant(std::span<const float> data, std::span<const std::int64_t> shape) {
+  // A float32 or float64 constant (the adapter's add_constant for that type).
+  template <class V>
+  constexpr id add_constant(std::span<const V> data, std::span<const std::int64_t> shape) {
     return added([&] { return T::add_constant(g_, data, shape); });
   }
   constexpr id add_int_constant(std::span<const std::int64_t> data,
@@ -93,8 +99,12 @@ class transaction {
   constexpr std::optional<id> add_scaled_constant(const scaled_weights& w) {
     open();
     detail::reserve_one_more(log_);
+    detail::reserve_one_more(added_);
     const std::optional<id> n = T::add_scaled_constant(g_, w);
-    if (n) log_.push_back(step{step::erase_added, *n});
+    if (n) {
+      log_.push_back(step{step::erase_added, *n});
+      added_.push_back(*n);
+    }
     return n;
   }
 
@@ -104,6 +114,8 @@ class transaction {
     const auto ops = T::operands(g_, n);
     const std::size_t count = std::ranges::size(ops);
     if (i > count) throw detail::transaction_misuse("qfold: set_operand beyond the operand count");
+    if (i == count && !detail::has_remove_last_operand<G>)
+      throw detail::transaction_misuse("qfold: an append without remove_last_operand to undo it");
     step undo{i == count ? step::pop_operand : step::restore_operand, n, i, v};
     if (i < count)
       undo.other = *std::ranges::next(std::ranges::begin(ops), static_cast<std::ptrdiff_t>(i));
@@ -139,26 +151,43 @@ class transaction {
     open();
     T::replace_uses(g_, old, v);
     committed_ = true;
+    replaced_ = old;
+    replacement_ = v;
   }
 
   // Queues n, and the operands it leaves without readers, for erasure after the commit.
   constexpr void erase_dead(id n) { dead_.push_back(n); }
 
-  // Ends the site: runs the queued erasures and returns the bytes of the constants that went.
-  // An erase that throws breaks the adapter's contract; the site stays applied (the graph
-  // computes the folded function) and `cleanup_failed` says nodes without readers were left.
-  constexpr std::size_t commit() {
+  // Ends the site: counts the bytes of the constants it added, runs the queued erasures, then,
+  // when the replaced node went, lets the replacement take its name (the optional take_name).
+  // What fails here (a read, or take_name) leaves the site applied (the graph computes the folded
+  // function) and `cleanup_failed` says nodes without readers or a name may be left.
+  struct outcome {
+    std::size_t bytes_removed = 0, bytes_added = 0;
+  };
+  constexpr outcome commit() {
     committed_ = true;
-    std::size_t bytes = 0;
+    outcome r;
     try {
-      for (const id n : dead_) bytes += erase_unused(n);
+      for (const auto& n : added_) r.bytes_added += bytes_of_added(n);
+      for (const auto& n : dead_) r.bytes_removed += erase_unused(n);
+      if constexpr (detail::has_take_name<G>) {
+        if (replaced_ && replacement_ && detail::contains(erased_, *replaced_))
+          replacement_ = T::take_name(g_, *replaced_, *replacement_);
+      }
     } catch (...) {
       cleanup_failed_ = true;
     }
     log_.clear();
-    return bytes;
+    return r;
   }
   [[nodiscard]] constexpr bool cleanup_failed() const noexcept { return cleanup_failed_; }
+  // What the site replaced (its commit), by what, and the nodes it added.
+  [[nodiscard]] constexpr const std::optional<id>& replaced() const noexcept { return replaced_; }
+  [[nodiscard]] constexpr const std::optional<id>& replacement() const noexcept {
+    return replacement_;
+  }
+  [[nodiscard]] constexpr const std::vector<id>& added() const noexcept { return added_; }
 
   // Undoes every recorded step, newest first. False if an inverse threw too: the graph may then
   // differ from what it was (a double fault the caller must report).
@@ -209,9 +238,24 @@ class transaction {
   constexpr id added(Add&& add) {
     open();
     detail::reserve_one_more(log_);
+    detail::reserve_one_more(added_);
     const id n = add();
     log_.push_back(step{step::erase_added, n});
+    added_.push_back(n);
     return n;
+  }
+  // The constant bytes an added node brought: its own if a constant, and a TABLE's table
+  // constant in the operand form (made with it).
+  constexpr std::size_t bytes_of_added(const id& n) {
+    if (T::kind(g_, n) == op_kind::constant) return detail::constant_bytes_of(g_, n);
+    if constexpr (!detail::calls_table_values<G>) {
+      const auto ops = T::operands(g_, n);
+      if (T::kind(g_, n) == op_kind::table && std::ranges::size(ops) == 2) {
+        const id table = *std::ranges::next(std::ranges::begin(ops), 1);
+        if (T::kind(g_, table) == op_kind::constant) return detail::constant_bytes_of(g_, table);
+      }
+    }
+    return 0;
   }
   [[nodiscard]] constexpr bool was_added(id n) const {
     for (const step& s : log_)
@@ -225,17 +269,17 @@ class transaction {
       case step::erase_added:
         erase_added(s.node);
         break;
-      case step::restore_operand:
-        T::set_operand(g_, s.node, s.index, s.other);
+      case step::restore_operand:  // recorded only by set_operand
+        if constexpr (detail::has_set_operand<G>) T::set_operand(g_, s.node, s.index, s.other);
         break;
-      case step::pop_operand:
-        T::remove_last_operand(g_, s.node);
+      case step::pop_operand:  // recorded only where the adapter has remove_last_operand
+        if constexpr (detail::has_remove_last_operand<G>) T::remove_last_operand(g_, s.node);
         break;
       case step::restore_qparams:  // recorded only by set_qparams, so only for such adapters
         if constexpr (detail::has_set_qparams<G>) T::set_qparams(g_, s.node, s.q);
         break;
       case step::restore_zero_point:
-        if constexpr (detail::has_quantized_mutation<G>)
+        if constexpr (detail::has_set_conv_input_zero_point<G>)
           T::set_conv_input_zero_point(g_, s.node, s.zero_point);
         break;
     }
@@ -247,12 +291,21 @@ class transaction {
       const auto ops = T::operands(g_, n);  // a range by value (a vector) is not borrowed
       if (T::kind(g_, n) == op_kind::table && std::ranges::size(ops) == 2) {
         const id table = *std::ranges::next(std::ranges::begin(ops), 1);
-        T::erase(g_, n);
-        if (T::use_count(g_, table) == 0) T::erase(g_, table);
+        if (!erased(n) || (T::use_count(g_, table) == 0 && !erased(table)))
+          throw detail::transaction_misuse("qfold: an erase failed while rolling back");
         return;
       }
     }
-    T::erase(g_, n);
+    if (!erased(n)) throw detail::transaction_misuse("qfold: an erase failed while rolling back");
+  }
+  // erase(n), false where the adapter says it could not (its erase returns bool).
+  constexpr bool erased(const id& n) noexcept {
+    if constexpr (std::is_void_v<decltype(T::erase(g_, n))>) {
+      T::erase(g_, n);
+      return true;
+    } else {
+      return static_cast<bool>(T::erase(g_, n));
+    }
   }
   // Erases n if nothing reads it, then each of its operands left without readers (never a graph
   // input); the bytes of the constants that went away. `erased_` spans the site's roots, so a
@@ -261,17 +314,21 @@ class transaction {
     std::size_t bytes = 0;
     todo_.assign(1, n);
     while (!todo_.empty()) {
-      const id m = todo_.back();
+      const id m = todo_.back();  // a copy: m outlives the pop
       todo_.pop_back();
       if (detail::contains(erased_, m) || T::use_count(g_, m) != 0 ||
           T::kind(g_, m) == op_kind::input)
         continue;
       ops_.clear();
-      for (const auto o : T::operands(g_, m))
+      for (const auto& o : T::operands(g_, m))
         if (!detail::contains(ops_, o)) ops_.push_back(o);
       detail::reserve_one_more(erased_);
-      if (T::kind(g_, m) == op_kind::constant) bytes += T::constant_bytes(g_, m);
-      T::erase(g_, m);
+      const std::size_t b = T::kind(g_, m) == op_kind::constant ? detail::constant_bytes_of(g_, m) : 0;
+      if (!erased(m)) {
+        cleanup_failed_ = true;
+        continue;
+      }
+      bytes += b;
       erased_.push_back(m);
       todo_.insert(todo_.end(), ops_.begin(), ops_.end());
     }
@@ -280,7 +337,8 @@ class transaction {
 
   G& g_;
   std::vector<step> log_;
-  std::vector<id> dead_, erased_, todo_, ops_;  // buffers reused from site to site
+  std::vector<id> dead_, erased_, todo_, ops_, added_;  // buffers reused from site to site
+  std::optional<id> replaced_, replacement_;
   bool committed_ = false, cleanup_failed_ = false;
 };
 

@@ -3,12 +3,14 @@
 // left exactly as it was, and the report says which (reason adapter_failure).
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "qfold/detail/algorithm.hpp"
 #include "qfold/fold/rejection.hpp"
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/traits.hpp"
@@ -30,9 +32,76 @@ inline constexpr std::string_view analysis_threw =
     "an adapter call threw during analysis; the site was left as it was";
 inline constexpr std::string_view apply_threw =
     "an adapter call or an allocation threw while applying; the site was rolled back";
+inline constexpr std::string_view cyclic =
+    "the graph has a cycle: these nodes' operands lead back to them; the pass folds nothing";
 inline constexpr std::string_view rollback_threw =
     "an adapter call threw while applying and an inverse threw while rolling back: the graph "
     "may differ from what it was";
+
+// A site's entry in the report before it is applied.
+template <class Id>
+[[nodiscard]] constexpr site_report<Id> site_of(std::string_view pass, std::vector<Id> nodes,
+                                                std::optional<rejection> rejected) {
+  site_report<Id> s;
+  s.pass = pass;
+  s.nodes = std::move(nodes);
+  s.rejected = rejected;
+  return s;
+}
+
+// The nodes of `all` that lie on, or after, a cycle of operands among them (empty: none), by
+// Kahn's algorithm. Operands outside `all` are taken as inputs. Ids are found by sorting when they
+// are ordered, else by a scan.
+template <class G>
+[[nodiscard]] constexpr std::vector<node_id_t<G>> nodes_on_cycles(const G& g,
+                                                                  const std::vector<node_id_t<G>>& all) {
+  using id = node_id_t<G>;
+  const std::size_t n = all.size();
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  if constexpr (std::totally_ordered<id>)
+    detail::sort_by(order.begin(), order.end(), [&](std::size_t i) -> const id& { return all[i]; });
+  const auto index_of = [&](const id& x) -> std::size_t {
+    if constexpr (std::totally_ordered<id>) {
+      const auto it = detail::lower_bound_by(order.begin(), order.end(), x,
+                                             [&](std::size_t i) -> const id& { return all[i]; });
+      return it != order.end() && all[*it] == x ? *it : n;
+    } else {
+      for (std::size_t i = 0; i < n; ++i)
+        if (all[i] == x) return i;
+      return n;
+    }
+  };
+  // Edges operand -> reader, as (operand index, reader index); in-degrees of readers.
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  std::vector<std::size_t> pending(n, 0);
+  for (std::size_t r = 0; r < n; ++r)
+    for (const auto& o : ir_traits<G>::operands(g, all[r]))
+      if (const std::size_t i = index_of(o); i != n) {
+        edges.emplace_back(i, r);
+        ++pending[r];
+      }
+  detail::sort_by(edges.begin(), edges.end(),
+                  [](const std::pair<std::size_t, std::size_t>& e) { return e.first; });
+  std::vector<std::size_t> ready;
+  for (std::size_t i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const std::size_t i = ready.back();
+    ready.pop_back();
+    ++done;
+    auto e = detail::lower_bound_by(edges.begin(), edges.end(), i,
+                                    [](const std::pair<std::size_t, std::size_t>& x) { return x.first; });
+    for (; e != edges.end() && e->first == i; ++e)
+      if (--pending[e->second] == 0) ready.push_back(e->second);
+  }
+  std::vector<id> r;
+  if (done != n)
+    for (std::size_t i = 0; i < n; ++i)
+      if (pending[i] != 0) r.push_back(all[i]);
+  return r;
+}
 
 // `match(const G&, node) -> std::optional<site_candidate<id, Plan>>`: nullopt where the node does
 // not start this pass's pattern. `apply(transaction<G>&, Plan&) -> std::optional<rejection>`: the
@@ -47,22 +116,28 @@ constexpr report<node_id_t<G>> run_two_phase(G& g, std::string_view pass, Match&
   report<id> r;
   std::vector<id> all;
   try {
-    for (const id n : ir_traits<G>::nodes(std::as_const(g))) all.push_back(n);
+    for (const auto& n : ir_traits<G>::nodes(std::as_const(g))) all.push_back(n);
+    if (auto cycle = nodes_on_cycles(std::as_const(g), all); !cycle.empty()) {
+      r.sites.push_back(
+          site_of<id>(pass, std::move(cycle), rejection{reason::cyclic_graph, cyclic}));
+      return r;
+    }
   } catch (...) {
-    r.sites.push_back({pass, {}, rejection{reason::adapter_failure, analysis_threw}, 0});
+    r.sites.push_back(site_of<id>(pass, {}, rejection{reason::adapter_failure, analysis_threw}));
     return r;
   }
   std::vector<std::pair<std::size_t, Plan>> plans;  // (site index, plan)
-  for (const id n : all) {
+  for (const auto& n : all) {
     try {
       auto c = match(std::as_const(g), n);
       if (!c) continue;
       reserve_one_more(r.sites);  // then neither push below can fail alone
       reserve_one_more(plans);
-      r.sites.push_back({pass, std::move(c->nodes), c->rejected, 0});
+      r.sites.push_back(site_of<id>(pass, std::move(c->nodes), c->rejected));
       if (!c->rejected) plans.emplace_back(r.sites.size() - 1, std::move(c->plan));
     } catch (...) {
-      r.sites.push_back({pass, {n}, rejection{reason::adapter_failure, analysis_threw}, 0});
+      r.sites.push_back(
+          site_of<id>(pass, {n}, rejection{reason::adapter_failure, analysis_threw}));
     }
   }
   transaction<G> tx(g);
@@ -75,8 +150,13 @@ constexpr report<node_id_t<G>> run_two_phase(G& g, std::string_view pass, Match&
         if (!tx.rollback()) s.rejected = rejection{reason::adapter_failure, rollback_threw};
         continue;
       }
-      s.bytes_removed = tx.commit();
+      const auto done = tx.commit();
+      s.bytes_removed = done.bytes_removed;
+      s.bytes_added = done.bytes_added;
       s.cleanup_failed = tx.cleanup_failed();
+      s.replaced = tx.replaced();
+      s.replacement = tx.replacement();
+      s.added = tx.added();
     } catch (...) {
       s.rejected = rejection{reason::adapter_failure, tx.rollback() ? apply_threw : rollback_threw};
     }
