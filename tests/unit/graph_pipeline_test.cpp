@@ -107,8 +107,14 @@ TEST_CASE("report: counts, operator+= and the printed text", "[graph][pipeline][
   CHECK(r.folded() == 1);
   CHECK(r.rejected() == 1);
   // bn_ok's mean and var are shared with bn_train (kept); w is still read by conv_train (kept);
-  // nothing went, so no bytes were removed.
+  // nothing went, so no bytes were removed. The folded weights (4 floats) and bias (2) were added.
   CHECK(r.bytes_removed() == 0);
+  CHECK(r.bytes_added() == 24);
+  REQUIRE(r.sites[0].replaced.has_value());
+  REQUIRE(r.sites[0].replacement.has_value());
+  CHECK(r.sites[0].replaced == r.sites[0].nodes[1]);      // bn_ok's readers
+  CHECK(r.sites[0].replacement == r.sites[0].nodes[0]);   // now read conv_ok
+  CHECK(r.sites[0].added.size() == 2);
   CHECK(r.sites[0].folded());
   REQUIRE(r.sites[1].rejected.has_value());
   CHECK(r.sites[1].rejected->code == qfold::reason::training_mode);
@@ -116,10 +122,11 @@ TEST_CASE("report: counts, operator+= and the printed text", "[graph][pipeline][
   std::ostringstream named;
   qfold::print(named, r, [&](id n) { return g.name(n); });
   CHECK(named.str() ==
-        "fold_batch_norm: conv_ok -> bn_ok: folded, 0 bytes removed\n"
+        "fold_batch_norm: conv_ok -> bn_ok: folded, 0 bytes removed, 24 added (net 24 added); "
+        "bn_ok replaced by conv_ok\n"
         "fold_batch_norm: conv_train -> bn_train: rejected (training_mode) batch norm in training "
         "mode\n"
-        "1 folded, 1 rejected, 0 bytes removed\n");
+        "1 folded, 1 rejected, 0 bytes removed, 24 added (net 24 added)\n");
 
   // Without names, operator<< prints node ids.
   std::ostringstream ids;

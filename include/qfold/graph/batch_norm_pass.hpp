@@ -247,7 +247,10 @@ constexpr report<node_id_t<G>> fold_batch_norms_of(G& g) {
   // double, anything else is read as float32 (and refused, named, if it is not).
   const auto plan = [&](const G& cg, plan_t& p, bool apply) {
     const auto weight = detail::operand(cg, p.producer, 1);
-    p.float64 = weight && detail::is_float64_constant(cg, *weight).value_or(false);
+    bool in_place = false;  // float32 bytes read in place: constant() is not asked (it may copy)
+    if constexpr (detail::has_unaligned_constant<G>)
+      in_place = weight && TR::unaligned_constant(cg, *weight).has_value();
+    p.float64 = weight && !in_place && detail::is_float64_constant(cg, *weight).value_or(false);
     return p.float64 ? detail::plan_batch_norm(cg, p.batch_norm, p.producer, p, fold64, apply)
                      : detail::plan_batch_norm(cg, p.batch_norm, p.producer, p, fold32, apply);
   };
