@@ -20,6 +20,7 @@
 #include <new>
 #include <optional>
 #include <ostream>
+#include <qfold/graph/report.hpp>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -56,29 +57,32 @@ struct site {
   bool folded = false;
   std::string reason, message, note;
   std::optional<std::size_t> index;
-  std::size_t bytes_removed = 0;
+  std::size_t bytes_removed = 0, bytes_added = 0;
 };
 
 struct totals {
-  std::size_t folded = 0, rejected = 0, bytes_removed = 0;
+  std::size_t folded = 0, rejected = 0, bytes_removed = 0, bytes_added = 0;
 };
 inline totals count(const std::vector<site>& sites) {
   totals t;
   for (const auto& s : sites) {
     (s.folded ? t.folded : t.rejected) += 1;
     t.bytes_removed += s.bytes_removed;
+    t.bytes_added += s.bytes_added;
   }
   return t;
 }
 
-// One line per site: "pass: a -> b: folded, N bytes removed" or "...: rejected (reason) message
-// [at index] (note)".
+// One line per site: "pass: a -> b: folded, N bytes removed, M added (net K removed)" or "...:
+// rejected (reason) message [at index] (note)".
 inline void print_site_lines(std::ostream& os, const std::vector<site>& sites) {
   for (const auto& s : sites) {
     os << s.pass << ": ";
     for (std::size_t i = 0; i < s.nodes.size(); ++i) os << (i != 0 ? " -> " : "") << s.nodes[i];
     if (s.folded) {
-      os << ": folded, " << s.bytes_removed << " bytes removed\n";
+      os << ": folded, ";
+      qfold::detail::print_net(os, s.bytes_removed, s.bytes_added);
+      os << "\n";
       continue;
     }
     os << ": rejected (" << s.reason << ") " << s.message;
@@ -87,11 +91,12 @@ inline void print_site_lines(std::ostream& os, const std::vector<site>& sites) {
     os << "\n";
   }
 }
-// "F folded, R rejected, B bytes removed" (no newline: tools append their own counts).
+// "F folded, R rejected, B bytes removed, A added (net ...)" (no newline: tools append their
+// own counts).
 inline void print_totals(std::ostream& os, const std::vector<site>& sites) {
   const totals t = count(sites);
-  os << t.folded << " folded, " << t.rejected << " rejected, " << t.bytes_removed
-     << " bytes removed";
+  os << t.folded << " folded, " << t.rejected << " rejected, ";
+  qfold::detail::print_net(os, t.bytes_removed, t.bytes_added);
 }
 
 inline std::string json_string(std::string_view s) {
@@ -136,7 +141,7 @@ inline void print_sites_json(std::ostream& os, const std::vector<site>& sites) {
       os << (i != 0 ? ", " : "") << json_string(s.nodes[i]);
     os << "], \"folded\": " << (s.folded ? "true" : "false");
     if (s.folded) {
-      os << ", \"bytes_removed\": " << s.bytes_removed;
+      os << ", \"bytes_removed\": " << s.bytes_removed << ", \"bytes_added\": " << s.bytes_added;
     } else {
       os << ", \"reason\": " << json_string(s.reason)
          << ", \"message\": " << json_string(s.message);

@@ -576,6 +576,7 @@ inline fold_result fold_model(onnx::ModelProto& model, raw_aliases* aliases = nu
     for (const auto n : s.nodes) out.nodes.push_back(g.name(n));
     out.folded = s.folded();
     out.bytes_removed = s.bytes_removed;
+    out.bytes_added = s.bytes_added;
     if (s.rejected) {
       out.reason = std::string(qfold::to_string(s.rejected->code));
       out.message = std::string(s.rejected->message);
@@ -806,6 +807,7 @@ inline void print_json(std::ostream& os, const fold_result& r, const run_info& i
      << (info.output_bytes ? std::to_string(*info.output_bytes) : "null")
      << ",\n  \"folded\": " << r.folded() << ",\n  \"rejected\": " << r.rejected()
      << ",\n  \"bytes_removed\": " << r.bytes_removed()
+     << ",\n  \"bytes_added\": " << qfold_tool::count(r.sites).bytes_added
      << ",\n  \"batch_norms_before\": " << r.batch_norms_before
      << ",\n  \"batch_norms_after\": " << r.batch_norms_after << ",\n  \"sites\": ";
   qfold_tool::print_sites_json(os, r.sites);

@@ -181,7 +181,7 @@ void print_json(std::ostream& os, const options& o, std::size_t input_bytes,
      << ",\n  \"output_bytes\": " << (written ? std::to_string(*output_bytes) : "null")
      << ",\n  \"functions\": " << functions << ",\n  \"folded\": " << t.folded
      << ",\n  \"rejected\": " << t.rejected << ",\n  \"bytes_removed\": " << t.bytes_removed
-     << ",\n  \"sites\": ";
+     << ",\n  \"bytes_added\": " << t.bytes_added << ",\n  \"sites\": ";
   qfold_tool::print_sites_json(os, sites);
   os << "\n}\n";
 }

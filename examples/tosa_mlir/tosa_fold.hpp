@@ -73,6 +73,7 @@ inline std::vector<qfold_tool::site> fold_function(mlir::func::FuncOp f,
       }
       out.folded = s.folded();
       out.bytes_removed = s.bytes_removed;
+      out.bytes_added = s.bytes_added;
       if (s.rejected) {
         out.reason = std::string(qfold::to_string(s.rejected->code));
         out.message = std::string(s.rejected->message);

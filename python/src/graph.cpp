@@ -390,6 +390,16 @@ struct qfold::ir_traits<qfold_py::py_graph> {
       return false;
     }
   }
+  // ir.take_name(old, new) where the IR has it: the node that replaced `old` takes its name (a
+  // graph output keeps its name); the node objects stay what they were.
+  static std::size_t take_name(G& g, std::size_t old, std::size_t v) {
+    if (g.provides("take_name"))
+      g.guard("take_name", [&]() -> void {
+        g.changed();
+        g.call("take_name", g.object(old), g.object(v));
+      });
+    return v;
+  }
   // ir.constant_bytes(n); without that method, the nbytes of int_constant(n) as the IR returned
   // it, or (int_constant missing or None) of constant(n).
   static std::size_t constant_bytes(const G& g, std::size_t n) {
@@ -655,12 +665,14 @@ struct py_site {
   bool folded = false;
   std::optional<std::string> reason, message;
   std::optional<std::size_t> index;
-  std::size_t bytes_removed = 0;
+  std::size_t bytes_removed = 0, bytes_added = 0;
+  py::object replaced = py::none(), replacement = py::none();
   bool cleanup_failed = false;
 };
 struct py_report {
   std::vector<py_site> sites;
   std::vector<std::string> adapter_errors;
+  std::vector<std::pair<std::string, std::vector<std::string>>> skipped;  // pass, methods lacked
   [[nodiscard]] std::size_t folded() const {
     std::size_t n = 0;
     for (const auto& s : sites) n += s.folded ? 1u : 0u;
@@ -669,6 +681,11 @@ struct py_report {
   [[nodiscard]] std::size_t bytes_removed() const {
     std::size_t n = 0;
     for (const auto& s : sites) n += s.bytes_removed;
+    return n;
+  }
+  [[nodiscard]] std::size_t bytes_added() const {
+    std::size_t n = 0;
+    for (const auto& s : sites) n += s.bytes_added;
     return n;
   }
 };
@@ -695,10 +712,15 @@ py_report run_passes(py::object ir, std::optional<std::vector<std::string>> name
       {{"bit_exact", qfold::float_exactness::bit_exact}, {"real", qfold::float_exactness::real}},
       "run_passes: exactness");
   py_graph16 g{{std::move(ir), py::dict(), {}, {}, {}, {}}};
-  if (!names) {  // every pass whose methods the object has
+  py_report out;
+  if (!names) {  // every pass whose methods the object has; the others noted as skipped
     names.emplace();
-    for (const auto pass : all_passes)
-      if (missing_methods(g, pass).empty()) names->emplace_back(pass);
+    for (const auto pass : all_passes) {
+      if (auto missing = missing_methods(g, pass); missing.empty())
+        names->emplace_back(pass);
+      else
+        out.skipped.emplace_back(std::string(pass), std::move(missing));
+    }
   }
   qfold::pipeline<py_graph> p;
   for (const std::string& name : *names) {
@@ -735,7 +757,6 @@ py_report run_passes(py::object ir, std::optional<std::vector<std::string>> name
     }
   }
   const auto r = p.run(g);
-  py_report out;
   for (const auto& s : r.sites) {
     py_site ps;
     ps.pass = std::string(s.pass);
@@ -747,6 +768,9 @@ py_report run_passes(py::object ir, std::optional<std::vector<std::string>> name
       if (s.rejected->index != qfold::rejection::no_index) ps.index = s.rejected->index;
     }
     ps.bytes_removed = s.bytes_removed;
+    ps.bytes_added = s.bytes_added;
+    if (s.replaced) ps.replaced = g.object(*s.replaced);
+    if (s.replacement) ps.replacement = g.object(*s.replacement);
     ps.cleanup_failed = s.cleanup_failed;
     out.sites.push_back(std::move(ps));
   }
@@ -757,7 +781,8 @@ py_report run_passes(py::object ir, std::optional<std::vector<std::string>> name
 std::string site_repr(const py_site& s) {
   std::string r = "Site(pass='" + s.pass + "', nodes=" + std::string(py::repr(s.nodes));
   if (s.folded) {
-    r += ", folded, bytes_removed=" + std::to_string(s.bytes_removed);
+    r += ", folded, bytes_removed=" + std::to_string(s.bytes_removed) +
+         ", bytes_added=" + std::to_string(s.bytes_added);
   } else {
     r += ", rejected, reason='" + *s.reason + "', message='" + *s.message + "'";
   }
@@ -794,6 +819,9 @@ void bind_graph(py::module_& m) {
       .def_readonly("message", &py_site::message)
       .def_readonly("index", &py_site::index)
       .def_readonly("bytes_removed", &py_site::bytes_removed)
+      .def_readonly("bytes_added", &py_site::bytes_added, "bytes of the constants the fold added")
+      .def_readonly("replaced", &py_site::replaced, "the node the fold replaced, None if none")
+      .def_readonly("replacement", &py_site::replacement, "the node that replaced it")
       .def_readonly("cleanup_failed", &py_site::cleanup_failed)
       .def("__repr__", &site_repr);
   py::class_<py_report>(m, "GraphReport", "What run_passes did: every site, in order.")
@@ -804,6 +832,9 @@ void bind_graph(py::module_& m) {
       .def_property_readonly("rejected",
                              [](const py_report& r) { return r.sites.size() - r.folded(); })
       .def_property_readonly("bytes_removed", &py_report::bytes_removed)
+      .def_property_readonly("bytes_added", &py_report::bytes_added)
+      .def_readonly("skipped", &py_report::skipped,
+                    "passes=None: each pass left out, as (name, the IR methods it lacks)")
       .def("__len__", [](const py_report& r) { return r.sites.size(); })
       .def(
           "__iter__",
@@ -812,7 +843,10 @@ void bind_graph(py::module_& m) {
       .def("__repr__", [](const py_report& r) {
         return "GraphReport(" + std::to_string(r.folded()) + " folded, " +
                std::to_string(r.sites.size() - r.folded()) + " rejected, " +
-               std::to_string(r.bytes_removed()) + " bytes removed)";
+               std::to_string(r.bytes_removed()) + " bytes removed, " +
+               std::to_string(r.bytes_added()) + " added" +
+               (r.skipped.empty() ? "" : ", " + std::to_string(r.skipped.size()) + " skipped") +
+               ")";
       });
 
   m.def(

@@ -137,7 +137,8 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
     if (!bad) to = read_float_constant<T>(g, id, bad);
     return to.has_value();
   };
-  const bool stats = read(out.mean, roles->mean) & read(out.var, roles->variance);
+  const bool mean = read(out.mean, roles->mean);  // both read: each names what it lacks
+  const bool stats = read(out.var, roles->variance) && mean;
   const bool gamma = !roles->gamma || read(out.gamma, *roles->gamma);
   const bool beta = !roles->beta || read(out.beta, *roles->beta);
   if (bad) return bad;
@@ -154,8 +155,7 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   if (std::ranges::size(pops) > 2) {
     const auto bias_id = *++pit;
     if (!read(out.bias_in, bias_id))
-      return bad ? bad
-                 : rejection{reason::not_constant, "the convolution bias is not a constant"};
+      return bad ? bad : rejection{reason::not_constant, "the convolution bias is not a constant"};
     plan.old_constants.push_back(bias_id);
   }
   conv_attributes conv{};
@@ -180,7 +180,8 @@ constexpr std::optional<rejection> plan_batch_norm(const G& g, node_id_t<G> bn,
   out.w = *weight;
   out.w->layout = conv.layout;
   out.w->groups = conv.groups;
-  out.w->kind = TR::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
+  out.w->kind =
+      TR::kind(g, producer) == op_kind::linear ? weights_kind::linear : weights_kind::conv;
   out.producer_bias = out.bias_in ? out.bias_in->data : std::span<const T>{};
   return std::nullopt;
 }
@@ -202,9 +203,8 @@ constexpr std::optional<rejection> fold_stored(batch_norm_fold<T>& out, Room&& r
   const void* weights =
       w.values.empty() ? static_cast<const void*>(w.unaligned.bytes) : w.values.data();
   if (out.target.size() != count ||
-      !disjoint(std::span<const T>(out.target), weights, count * sizeof(T)) ||
-      !apart(p.mean) || !apart(p.variance) || !apart(p.gamma) || !apart(p.beta) ||
-      !apart(out.producer_bias)) {
+      !disjoint(std::span<const T>(out.target), weights, count * sizeof(T)) || !apart(p.mean) ||
+      !apart(p.variance) || !apart(p.gamma) || !apart(p.beta) || !apart(out.producer_bias)) {
     if (out.weights.size() < count) out.weights.assign(count, T{0});
     out.target = std::span<T>(out.weights.data(), count);
   }
@@ -236,6 +236,43 @@ constexpr std::optional<rejection> fold_deferred(batch_norm_fold<float>& out) {
 }  // namespace detail
 
 namespace detail {
+// Room the adapter offers for the folded float32 weights (constant_storage), or none.
+template <class V, class G>
+constexpr std::span<V> folding_room(G& g, std::size_t count) {
+  if constexpr (std::same_as<V, float> && has_constant_storage<G>)
+    return ir_traits<G>::constant_storage(g, count);
+  else
+    return {};
+}
+
+// The folded weights and bias of a site in type V, added as new constants (float32 ones by
+// add_scaled_constant or into the adapter's room where it has those points). A function, not a
+// lambda in the pass: clang 14 instantiates discarded branches of a template lambda.
+template <class G, class V, class Id>
+constexpr std::optional<rejection> add_folded(transaction<G>& tx, batch_norm_fold<V>& fold,
+                                              std::optional<Id>& w, std::optional<Id>& b) {
+  if constexpr (!has_add_constant_of<G, V>) {
+    return rejection{reason::unsupported_type,
+                     std::same_as<V, double>
+                         ? "a float64 site, and the adapter has no add_constant for float64"
+                         : "a float32 site, and the adapter has no add_constant for float32"};
+  } else {
+    if constexpr (std::same_as<V, float> && has_add_scaled_constant<G>) {
+      if (auto refused = fold_deferred(fold)) return refused;
+      w = tx.add_scaled_constant(scaled_weights{*fold.w, std::span<const float>(fold.scales)});
+    }
+    if (!w) {
+      const auto room = [&](std::size_t count) { return folding_room<V>(tx.graph(), count); };
+      if (auto refused = fold_stored(fold, room)) return refused;
+      w = tx.add_constant(std::span<const V>(fold.target),
+                          std::span<const std::int64_t>(fold.weight_shape));
+    }
+    const std::int64_t channels = static_cast<std::int64_t>(fold.bias.size());
+    b = tx.add_constant(std::span<const V>(fold.bias), std::span<const std::int64_t>(&channels, 1));
+    return std::nullopt;
+  }
+}
+
 template <class G>
 constexpr report<node_id_t<G>> fold_batch_norms_of(G& g) {
   using TR = ir_traits<G>;
@@ -272,44 +309,13 @@ constexpr report<node_id_t<G>> fold_batch_norms_of(G& g) {
       c.rejected = plan(cg, c.plan, false);
     return c;
   };
-  // The folded weights and bias of a site in type V, added as new constants (float32 ones by
-  // add_scaled_constant or into the adapter's room where it has those points).
-  const auto add_folded = [&]<class V>(transaction<G>& tx, detail::batch_norm_fold<V>& fold,
-                                       std::optional<id>& w,
-                                       std::optional<id>& b) -> std::optional<rejection> {
-    if constexpr (!detail::has_add_constant_of<G, V>) {
-      return rejection{reason::unsupported_type,
-                       std::same_as<V, double>
-                           ? "a float64 site, and the adapter has no add_constant for float64"
-                           : "a float32 site, and the adapter has no add_constant for float32"};
-    } else {
-      if constexpr (std::same_as<V, float> && detail::has_add_scaled_constant<G>) {
-        if (auto refused = detail::fold_deferred(fold)) return refused;
-        w = tx.add_scaled_constant(scaled_weights{*fold.w, std::span<const float>(fold.scales)});
-      }
-      if (!w) {
-        const auto room = [&](std::size_t count) -> std::span<V> {
-          if constexpr (std::same_as<V, float> && detail::has_constant_storage<G>)
-            return TR::constant_storage(tx.graph(), count);
-          else
-            return std::span<V>();
-        };
-        if (auto refused = detail::fold_stored(fold, room)) return refused;
-        w = tx.add_constant(std::span<const V>(fold.target),
-                            std::span<const std::int64_t>(fold.weight_shape));
-      }
-      const std::int64_t channels = static_cast<std::int64_t>(fold.bias.size());
-      b = tx.add_constant(std::span<const V>(fold.bias),
-                          std::span<const std::int64_t>(&channels, 1));
-      return std::nullopt;
-    }
-  };
   const auto apply = [&](transaction<G>& tx, plan_t& p) -> std::optional<rejection> {
     // The constants are read again (earlier sites only add constants and erase unused ones) and
     // folded; a refusal comes before any mutation, so the site stays untouched.
     if (auto refused = plan(std::as_const(g), p, true)) return refused;
     std::optional<id> w, b;
-    if (auto refused = p.float64 ? add_folded(tx, fold64, w, b) : add_folded(tx, fold32, w, b))
+    if (auto refused =
+            p.float64 ? detail::add_folded(tx, fold64, w, b) : detail::add_folded(tx, fold32, w, b))
       return refused;
     tx.set_operand(p.producer, 1, *w);
     tx.set_operand(p.producer, 2, *b);

@@ -109,7 +109,9 @@ struct ir_traits : detail::member_node_id<G> {
     return g.replace_uses(old, v);
   }
   template <class Graph = G>
-  static constexpr auto erase(Graph& g, typename Graph::node_id n) noexcept(noexcept(g.erase(n)))
+  // By reference: copying an id (a std::string) may throw, and erase must not.
+  static constexpr auto erase(Graph& g,
+                              const typename Graph::node_id& n) noexcept(noexcept(g.erase(n)))
       -> decltype(g.erase(n)) {
     return g.erase(n);
   }

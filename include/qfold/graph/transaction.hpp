@@ -172,8 +172,12 @@ class transaction {
       for (const auto& n : added_) r.bytes_added += bytes_of_added(n);
       for (const auto& n : dead_) r.bytes_removed += erase_unused(n);
       if constexpr (detail::has_take_name<G>) {
-        if (replaced_ && replacement_ && detail::contains(erased_, *replaced_))
-          replacement_ = T::take_name(g_, *replaced_, *replacement_);
+        if (replaced_ && replacement_ && detail::contains(erased_, *replaced_)) {
+          id renamed = T::take_name(g_, *replaced_, *replacement_);
+          for (auto& a : added_)  // the report names the added node as it is now
+            if (a == *replacement_) a = renamed;
+          replacement_ = std::move(renamed);
+        }
       }
     } catch (...) {
       cleanup_failed_ = true;
@@ -323,7 +327,8 @@ class transaction {
       for (const auto& o : T::operands(g_, m))
         if (!detail::contains(ops_, o)) ops_.push_back(o);
       detail::reserve_one_more(erased_);
-      const std::size_t b = T::kind(g_, m) == op_kind::constant ? detail::constant_bytes_of(g_, m) : 0;
+      const std::size_t b =
+          T::kind(g_, m) == op_kind::constant ? detail::constant_bytes_of(g_, m) : 0;
       if (!erased(m)) {
         cleanup_failed_ = true;
         continue;
