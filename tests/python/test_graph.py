@@ -75,6 +75,47 @@ def test_linear_batch_norm_folds(with_bias):
     assert "1 folded" in repr(report) and "folded" in repr(site)
 
 
+def test_report_names_what_replaced_what_and_the_passes_left_out():
+    ir = linear_bn_ir(np.random.default_rng(3))
+    report = qfold.run_passes(ir)
+    (site,) = report.sites
+    assert site.replaced == 8 and site.replacement == 3
+    assert site.bytes_added == 4 * (4 * 3 + 4)  # the folded weights and bias
+    assert report.bytes_added == site.bytes_added
+    assert "bytes_added=64" in repr(site) and "64 added" in repr(report)
+    # DictIR has batch-norm folding's methods only: every other pass is noted, with what it lacks.
+    skipped = dict(report.skipped)
+    assert list(skipped) == qfold.graph_pass_names()[1:]
+    assert "qparams" in skipped["fold_scale_into_quantize"]
+    assert "6 skipped" in repr(report)
+    assert qfold.run_passes(linear_bn_ir(np.random.default_rng(3)), ["fold_batch_norm"]).skipped == []
+
+
+def test_take_name_keeps_a_graph_outputs_name():
+    class Named(DictIR):
+        def __init__(self, *a):
+            super().__init__(*a)
+            self.names = {i: "v%d" % i for i in range(len(self.n))}
+            self.taken = []
+
+        def take_name(self, old, new):
+            self.taken.append((old, new))
+            self.names[new] = self.names.pop(old)
+
+    ir = Named(linear_bn_ir(np.random.default_rng(4)).n, [8])
+    assert qfold.run_passes(ir).folded == 1
+    assert ir.taken == [(8, 3)] and ir.names[3] == "v8" and ir.outputs == [3]
+
+    class Failing(Named):
+        def take_name(self, old, new):
+            raise RuntimeError("no names here")
+
+    bad = Failing(linear_bn_ir(np.random.default_rng(4)).n, [8])
+    report = qfold.run_passes(bad)
+    assert report.folded == 1 and report.sites[0].cleanup_failed
+    assert any("no names here" in e for e in report.adapter_errors)
+
+
 def test_folded_values_are_torchs_formula():
     rs = np.random.default_rng(2)
     ir = linear_bn_ir(rs)

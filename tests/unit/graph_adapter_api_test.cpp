@@ -241,6 +241,13 @@ struct variant_ir {
   std::map<int, double> epsilon;
 };
 
+// The same IR whose add_constant makes float32 constants only.
+struct float32_out_ir : variant_ir {
+  int add_constant(std::span<const float> data, std::span<const std::int64_t> shape) {
+    return variant_ir::add_constant(data, shape);
+  }
+};
+
 // input -> conv(w, b) -> batch_norm(gamma, beta, mean, var); the constants' types as given.
 template <class W, class S>
 variant_ir conv_bn(const qfold_test::bn_case& c, double eps) {
@@ -324,6 +331,15 @@ TEST_CASE("adapter API: float64 constants in a std::variant fold bit-identically
     CHECK(l.sites[0].rejected->message.find("long double") != std::string_view::npos);
     CHECK(wide.ns.size() == before);
     CHECK(wide.nodes().size() == before);
+
+    // A float64 site the adapter cannot add float64 constants for.
+    float32_out_ir narrow{conv_bn<double, double>(c, eps)};
+    const auto n = qfold::fold_batch_norms(narrow);
+    REQUIRE(n.sites.size() == 1);
+    REQUIRE_FALSE(n.sites[0].folded());
+    CHECK(n.sites[0].rejected->code == qfold::reason::unsupported_type);
+    CHECK(n.sites[0].rejected->message.find("float64") != std::string_view::npos);
+    CHECK(narrow.ns.size() == before);
   }
   CHECK(checked == 4);
 }
