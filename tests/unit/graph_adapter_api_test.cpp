@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 #include <qfold/qfold.hpp>
@@ -371,4 +372,52 @@ TEST_CASE("adapter API: a cycle is refused, never folded through", "[graph][adap
   const auto all = qfold::standard_pipeline<tiny::graph>().run(g);
   CHECK(all.folded() == 0);
   for (const auto& s : all.sites) CHECK(s.rejected->code == qfold::reason::cyclic_graph);
+}
+
+namespace {
+// Operands only, ids as given (negative, sparse, in any order): what the cycle check reads.
+template <class Id>
+struct edges_ir {
+  using node_id = Id;
+  std::map<Id, std::vector<Id>> in;
+  std::vector<Id> nodes() const {
+    std::vector<Id> r;
+    for (const auto& [n, ops] : in) r.push_back(n);
+    return r;
+  }
+  op_kind kind(const Id&) const { return op_kind::other; }
+  std::span<const Id> operands(const Id& n) const { return in.at(n); }
+  std::size_t use_count(const Id&) const { return 0; }
+};
+template <class Id>
+std::vector<Id> on_cycles(const edges_ir<Id>& g, std::vector<Id> order) {
+  auto r = qfold::detail::nodes_on_cycles(g, order);
+  std::ranges::sort(r);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("adapter API: cycles are found for any id type and node order", "[graph][adapter]") {
+  constexpr int lo = std::numeric_limits<int>::min(), hi = std::numeric_limits<int>::max();
+  // Dense ids (a table), sparse ones (sorted), extremes of the type; producers first or not.
+  for (const std::vector<int>& ids :
+       {std::vector<int>{0, 1, 2, 3, 4}, {-2, -1, 0, 1, 2}, {lo, -7, 0, 1000000, hi}}) {
+    CAPTURE(ids);
+    edges_ir<int> g;  // a -> b -> c -> d, e reads a and d, an operand outside the graph
+    g.in = {{ids[0], {}},
+            {ids[1], {ids[0], 12345}},
+            {ids[2], {ids[1]}},
+            {ids[3], {ids[2]}},
+            {ids[4], {ids[0], ids[3]}}};
+    CHECK(on_cycles(g, ids).empty());
+    CHECK(on_cycles(g, {ids[4], ids[2], ids[0], ids[3], ids[1]}).empty());
+    g.in[ids[1]].push_back(ids[3]);  // b <-> c <-> d, and e after them
+    std::vector<int> expect{ids[1], ids[2], ids[3], ids[4]};
+    std::ranges::sort(expect);
+    CHECK(on_cycles(g, ids) == expect);
+    CHECK(on_cycles(g, {ids[3], ids[4], ids[0], ids[2], ids[1]}) == expect);
+  }
+  edges_ir<std::string> s;  // string ids: sorted, not tabled
+  s.in = {{"x", {}}, {"t1", {"t2"}}, {"t2", {"t1"}}, {"y", {"x"}}};
+  CHECK(on_cycles(s, {"y", "t1", "x", "t2"}) == std::vector<std::string>{"t1", "t2"});
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -49,40 +50,100 @@ template <class Id>
   return s;
 }
 
-// The nodes of `all` that lie on, or after, a cycle of operands among them (empty: none), by
-// Kahn's algorithm. Operands outside `all` are taken as inputs. Ids are found by sorting when they
-// are ordered, else by a scan.
-template <class G>
-[[nodiscard]] constexpr std::vector<node_id_t<G>> nodes_on_cycles(const G& g,
-                                                                  const std::vector<node_id_t<G>>& all) {
-  using id = node_id_t<G>;
-  const std::size_t n = all.size();
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  if constexpr (std::totally_ordered<id>)
-    detail::sort_by(order.begin(), order.end(), [&](std::size_t i) -> const id& { return all[i]; });
-  const auto index_of = [&](const id& x) -> std::size_t {
-    if constexpr (std::totally_ordered<id>) {
-      const auto it = detail::lower_bound_by(order.begin(), order.end(), x,
-                                             [&](std::size_t i) -> const id& { return all[i]; });
-      return it != order.end() && all[*it] == x ? *it : n;
+// Where each node id lies in a list of nodes: a table indexed by the id for integer ids in a
+// range at most four times the list (dense ids, the common case), else binary search over the
+// ids sorted when they are ordered, else a scan. An id not in the list gives size().
+template <class Id>
+concept dense_id = std::integral<Id> && !std::same_as<Id, bool>;
+template <class Id>
+class position_index {
+ public:
+  constexpr explicit position_index(const std::vector<Id>& all) : all_(all) {
+    const std::size_t n = all.size();
+    if constexpr (dense_id<Id>) {
+      if (n != 0) {
+        Id lo = all[0], hi = all[0];
+        for (const Id& x : all) {
+          lo = x < lo ? x : lo;
+          hi = x > hi ? x : hi;
+        }
+        // The span hi - lo in unsigned arithmetic: no overflow for any two ids.
+        using U = std::make_unsigned_t<Id>;
+        const U span = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
+        if (span / 4 < n) {
+          lo_ = lo;
+          table_.assign(static_cast<std::size_t>(span) + 1, n);
+          for (std::size_t i = 0; i < n; ++i) table_[offset(all[i])] = i;
+          return;
+        }
+      }
+    }
+    if constexpr (std::totally_ordered<Id>) {
+      order_.resize(n);
+      for (std::size_t i = 0; i < n; ++i) order_[i] = i;
+      detail::sort_by(order_.begin(), order_.end(),
+                      [&](std::size_t i) -> const Id& { return all_[i]; });
+    }
+  }
+  [[nodiscard]] constexpr std::size_t operator()(const Id& x) const {
+    const std::size_t n = all_.size();
+    if constexpr (dense_id<Id>) {
+      if (!table_.empty()) {
+        if (x < lo_) return n;
+        const std::size_t k = offset(x);
+        return k < table_.size() ? table_[k] : n;
+      }
+    }
+    if constexpr (std::totally_ordered<Id>) {
+      const auto it = detail::lower_bound_by(order_.begin(), order_.end(), x,
+                                             [&](std::size_t i) -> const Id& { return all_[i]; });
+      return it != order_.end() && all_[*it] == x ? *it : n;
     } else {
       for (std::size_t i = 0; i < n; ++i)
-        if (all[i] == x) return i;
+        if (all_[i] == x) return i;
       return n;
     }
-  };
-  // Edges operand -> reader, as (operand index, reader index); in-degrees of readers.
+  }
+
+ private:
+  [[nodiscard]] constexpr std::size_t offset(const Id& x) const {
+    using U = std::make_unsigned_t<std::conditional_t<dense_id<Id>, Id, int>>;
+    return static_cast<std::size_t>(static_cast<U>(static_cast<U>(x) - static_cast<U>(lo_)));
+  }
+  const std::vector<Id>& all_;
+  std::conditional_t<dense_id<Id>, Id, char> lo_{};
+  std::vector<std::size_t> table_, order_;
+};
+
+// The nodes of `all` that lie on, or after, a cycle of operands among them (empty: none).
+// Operands outside `all` are taken as inputs. A list in producers-first order is acyclic, and
+// seen so in one pass over the operands; any other order is sorted out by Kahn's algorithm.
+template <class G>
+[[nodiscard]] constexpr std::vector<node_id_t<G>> nodes_on_cycles(
+    const G& g, const std::vector<node_id_t<G>>& all) {
+  using id = node_id_t<G>;
+  const std::size_t n = all.size();
+  const position_index<id> index_of(all);
+  // Edges operand -> reader as (operand index, reader index), and each reader's in-degree.
   std::vector<std::pair<std::size_t, std::size_t>> edges;
   std::vector<std::size_t> pending(n, 0);
+  bool forward = true;  // every operand listed before its reader
   for (std::size_t r = 0; r < n; ++r)
     for (const auto& o : ir_traits<G>::operands(g, all[r]))
       if (const std::size_t i = index_of(o); i != n) {
         edges.emplace_back(i, r);
         ++pending[r];
+        forward = forward && i < r;
       }
-  detail::sort_by(edges.begin(), edges.end(),
-                  [](const std::pair<std::size_t, std::size_t>& e) { return e.first; });
+  if (forward) return {};
+  // Readers of each node, grouped by a counting sort of the edges.
+  std::vector<std::size_t> first(n + 1, 0), readers(edges.size());
+  for (const auto& e : edges) ++first[e.first + 1];
+  for (std::size_t i = 0; i < n; ++i) first[i + 1] += first[i];
+  {
+    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    for (const auto& e : edges) readers[fill[e.first]++] = e.second;
+  }
   std::vector<std::size_t> ready;
   for (std::size_t i = 0; i < n; ++i)
     if (pending[i] == 0) ready.push_back(i);
@@ -91,10 +152,8 @@ template <class G>
     const std::size_t i = ready.back();
     ready.pop_back();
     ++done;
-    auto e = detail::lower_bound_by(edges.begin(), edges.end(), i,
-                                    [](const std::pair<std::size_t, std::size_t>& x) { return x.first; });
-    for (; e != edges.end() && e->first == i; ++e)
-      if (--pending[e->second] == 0) ready.push_back(e->second);
+    for (std::size_t k = first[i]; k < first[i + 1]; ++k)
+      if (--pending[readers[k]] == 0) ready.push_back(readers[k]);
   }
   std::vector<id> r;
   if (done != n)
@@ -136,8 +195,7 @@ constexpr report<node_id_t<G>> run_two_phase(G& g, std::string_view pass, Match&
       r.sites.push_back(site_of<id>(pass, std::move(c->nodes), c->rejected));
       if (!c->rejected) plans.emplace_back(r.sites.size() - 1, std::move(c->plan));
     } catch (...) {
-      r.sites.push_back(
-          site_of<id>(pass, {n}, rejection{reason::adapter_failure, analysis_threw}));
+      r.sites.push_back(site_of<id>(pass, {n}, rejection{reason::adapter_failure, analysis_threw}));
     }
   }
   transaction<G> tx(g);
