@@ -421,3 +421,25 @@ TEST_CASE("adapter API: cycles are found for any id type and node order", "[grap
   s.in = {{"x", {}}, {"t1", {"t2"}}, {"t2", {"t1"}}, {"y", {"x"}}};
   CHECK(on_cycles(s, {"y", "t1", "x", "t2"}) == std::vector<std::string>{"t1", "t2"});
 }
+
+TEST_CASE("adapter API: reports over many blocks, net bytes, a name kept", "[graph][adapter]") {
+  const auto p = qfold::standard_pipeline<bn_only>();
+  bn_only g;
+  qfold::report<int> all;
+  for (int block = 0; block < 3; ++block) all += p.run(g);
+  CHECK(all.skipped.size() == 6);  // each pass noted once, not once a block
+
+  qfold::site_report<int> s;
+  s.pass = "fold_batch_norm";
+  s.nodes = {1, 2};
+  s.bytes_removed = 10;
+  s.bytes_added = 16;
+  s.replaced = 2;
+  s.replacement = 2;  // take_name gave the replacement the replaced node's id
+  all.sites.push_back(s);
+  CHECK(all.net_bytes_removed() == -6);
+  std::ostringstream os;
+  qfold::print(os, all, [](int n) { return "n" + std::to_string(n); });
+  CHECK(os.str().find("fold_batch_norm: n1 -> n2: folded, 10 bytes removed, 16 added (net 6 "
+                      "added); n2 replaced (its name kept)\n") != std::string::npos);
+}

@@ -41,7 +41,6 @@ struct unmet_point {
   std::string_view expected;  // the signature qfold calls
 };
 
-
 template <class NodeId>
 struct site_report {
   std::string_view pass;
@@ -92,9 +91,18 @@ struct report {
     for (const auto& s : sites) n += s.bytes_added;
     return n;
   }
+  [[nodiscard]] constexpr std::ptrdiff_t net_bytes_removed() const noexcept {
+    return static_cast<std::ptrdiff_t>(bytes_removed()) -
+           static_cast<std::ptrdiff_t>(bytes_added());
+  }
+  // Sites are appended; a pass skipped in both is noted once (e.g. one report over many blocks).
   constexpr report& operator+=(const report& other) {
     sites.insert(sites.end(), other.sites.begin(), other.sites.end());
-    skipped.insert(skipped.end(), other.skipped.begin(), other.skipped.end());
+    for (const auto& s : other.skipped) {
+      bool seen = false;
+      for (const auto& t : skipped) seen = seen || t.pass == s.pass;
+      if (!seen) skipped.push_back(s);
+    }
     return *this;
   }
 };
@@ -122,10 +130,11 @@ void print_report(Ostream& os, const report<NodeId>& r, const Name& name) {
     if (s.folded()) {
       os << ": folded, ";
       print_net(os, s.bytes_removed, s.bytes_added);
-      if (s.replaced && s.replacement)
+      if (s.replaced && s.replacement && *s.replaced == *s.replacement)  // took its name
+        os << "; " << name(*s.replaced) << " replaced (its name kept)";
+      else if (s.replaced && s.replacement)
         os << "; " << name(*s.replaced) << " replaced by " << name(*s.replacement);
-      os << (s.cleanup_failed ? " (the cleanup failed: unused nodes or a name left)" : "")
-         << "\n";
+      os << (s.cleanup_failed ? " (the cleanup failed: unused nodes or a name left)" : "") << "\n";
     } else {
       os << ": rejected (" << to_string(s.rejected->code) << ") " << s.rejected->message;
       if (s.rejected->index != rejection::no_index) os << " [at " << s.rejected->index << "]";

@@ -9,7 +9,7 @@
 namespace qfold {
 
 namespace detail {
-// What every pass reads and changes: the structure, and replace_uses / erase.
+// What every pass reads: the structure (each pass adds the mutation points it uses).
 using structure_points = point_list<node_id_point, nodes_point, kind_point, operands_point,
                                     use_count_point>;
 template <class... P>
@@ -36,7 +36,7 @@ struct scale_into_quantize_points {
   using required = with_structure<constant_point, qparams_point, qparams_shared_point,
                                   set_qparams_point, set_operand_point, replace_uses_point,
                                   erase_point>;
-  using optional = point_list<remove_last_operand_point, constant_bytes_point, take_name_point>;
+  using optional = point_list<constant_bytes_point, take_name_point>;
 };
 struct dyt_alpha_points {
   using required = with_structure<int_constant_point, rescale_point, mul_shift_point,
