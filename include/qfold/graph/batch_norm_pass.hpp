@@ -329,15 +329,11 @@ constexpr report<node_id_t<G>> fold_batch_norms_of(G& g) {
 
 }  // namespace detail
 
-// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
-// instantiated then, so none follows from qfold's internals.
+// A compile error names each point G's adapter lacks (detail::checked_pass).
 template <class G>
 constexpr report<node_id_t<G>> fold_batch_norms(G& g) {
-  static_assert(detail::check_pass<G, detail::batch_norm_points>());
-  if constexpr (batch_norm_foldable_graph<G>)
-    return detail::fold_batch_norms_of(g);
-  else
-    return {};
+  return detail::checked_pass<detail::batch_norm_points>(
+      g, [](auto& h) { return detail::fold_batch_norms_of(h); });
 }
 
 }  // namespace qfold

@@ -207,10 +207,9 @@ template <class G>
   constexpr std::int32_t max32 = std::numeric_limits<std::int32_t>::max();
   switch (T::kind(g, n)) {
     case op_kind::mul: {
-      const auto shift = mul_shift_of(g, n);  // any integer type, or convertible to int
-      if (!shift || !detail::fits_int(*shift))
-        return rejection{reason::unsupported, "a MUL's shift is outside 0..63"};
-      push(chain::mul{k32, static_cast<int>(*shift), true});
+      const auto shift = mul_shift_of(g, n);
+      if (!shift) return rejection{reason::unsupported, "a MUL's shift is outside 0..63"};
+      push(chain::mul{k32, *shift, true});
       break;
     }
     case op_kind::add:
@@ -353,15 +352,11 @@ constexpr report<node_id_t<G>> fold_collapse_to_tables_of(G& g) {
 
 }  // namespace detail
 
-// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
-// instantiated then, so none follows from qfold's internals.
+// A compile error names each point G's adapter lacks (detail::checked_pass).
 template <class G>
 constexpr report<node_id_t<G>> fold_collapse_to_tables(G& g) {
-  static_assert(detail::check_pass<G, detail::collapse_to_table_points>());
-  if constexpr (table_collapsible_graph<G>)
-    return detail::fold_collapse_to_tables_of(g);
-  else
-    return {};
+  return detail::checked_pass<detail::collapse_to_table_points>(
+      g, [](auto& h) { return detail::fold_collapse_to_tables_of(h); });
 }
 
 }  // namespace qfold

@@ -92,15 +92,11 @@ constexpr report<node_id_t<G>> fold_compose_tables_of(G& g) {
 
 }  // namespace detail
 
-// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
-// instantiated then, so none follows from qfold's internals.
+// A compile error names each point G's adapter lacks (detail::checked_pass).
 template <class G>
 constexpr report<node_id_t<G>> fold_compose_tables(G& g) {
-  static_assert(detail::check_pass<G, detail::compose_tables_points>());
-  if constexpr (table_composable_graph<G>)
-    return detail::fold_compose_tables_of(g);
-  else
-    return {};
+  return detail::checked_pass<detail::compose_tables_points>(
+      g, [](auto& h) { return detail::fold_compose_tables_of(h); });
 }
 
 }  // namespace qfold

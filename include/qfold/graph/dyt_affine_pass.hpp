@@ -119,6 +119,8 @@ template <class G>
   if (!qconv || !weights || (bias_id && !bias))
     return rejection{reason::not_constant, "the conv's weights or bias are not integer constants"};
 
+  const auto shift = mul_shift_of(g, *mul);
+  if (!shift) return rejection{reason::unsupported, "the MUL's shift does not fit an int"};
   const auto table_values = read_table8(g, plan.table);
   if (!table_values)
     return rejection{reason::invalid_shape, "the TABLE does not have 256 int8 entries"};
@@ -133,7 +135,7 @@ template <class G>
   const dyt_affine_site site{
       *table_values, table_q ? std::int64_t{table_q->zero_point} : table_r.attributes.input_zp,
       table_r,       gamma_r,
-      gamma->data,   T::mul_shift(g, *mul),
+      gamma->data,   *shift,
       product_r,     scaled_r,
       beta_r,        beta->data,
       sum_r};
@@ -214,15 +216,11 @@ constexpr report<node_id_t<G>> fold_dyt_affines_of(G& g) {
 
 }  // namespace detail
 
-// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
-// instantiated then, so none follows from qfold's internals.
+// A compile error names each point G's adapter lacks (detail::checked_pass).
 template <class G>
 constexpr report<node_id_t<G>> fold_dyt_affines(G& g) {
-  static_assert(detail::check_pass<G, detail::dyt_affine_points>());
-  if constexpr (dyt_affine_foldable_graph<G>)
-    return detail::fold_dyt_affines_of(g);
-  else
-    return {};
+  return detail::checked_pass<detail::dyt_affine_points>(
+      g, [](auto& h) { return detail::fold_dyt_affines_of(h); });
 }
 
 }  // namespace qfold

@@ -59,6 +59,9 @@ template <class G>
   if (!tanh_table)
     return rejection{reason::invalid_shape, "the TABLE does not have 256 int8 entries"};
 
+  const auto shift = mul_shift_of(g, mul);
+  if (!shift) return rejection{reason::unsupported, "the MUL's shift does not fit an int"};
+
   const node_id_t<G> act_rescale = act_side.rescale;
   const node_id_t<G> alpha_rescale = alpha_side.rescale;
   plan.activation = act_side.source.source;
@@ -66,14 +69,9 @@ template <class G>
   read_rescale(g, act_rescale, act_r);
   read_rescale(g, alpha_rescale, alpha_r);
   read_rescale(g, out_rescale, out_r);
-  const dyt_alpha_site site{codes_of(g, plan.activation),
-                            act_r,
-                            alpha_r,
-                            alpha->data[0],
-                            T::mul_shift(g, mul),
-                            out_r,
-                            codes_of(g, out_rescale),
-                            *tanh_table};
+  const dyt_alpha_site site{
+      codes_of(g, plan.activation), act_r,      alpha_r, alpha->data[0], *shift, out_r,
+      codes_of(g, out_rescale),     *tanh_table};
   const auto act_q = qparams_of(g, plan.activation);
   const auto tanh_q = qparams_of(g, out_rescale);
   if (act_q && tanh_q) {
@@ -121,15 +119,11 @@ constexpr report<node_id_t<G>> fold_dyt_alphas_of(G& g) {
 
 }  // namespace detail
 
-// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
-// instantiated then, so none follows from qfold's internals.
+// A compile error names each point G's adapter lacks (detail::checked_pass).
 template <class G>
 constexpr report<node_id_t<G>> fold_dyt_alphas(G& g) {
-  static_assert(detail::check_pass<G, detail::dyt_alpha_points>());
-  if constexpr (dyt_alpha_foldable_graph<G>)
-    return detail::fold_dyt_alphas_of(g);
-  else
-    return {};
+  return detail::checked_pass<detail::dyt_alpha_points>(
+      g, [](auto& h) { return detail::fold_dyt_alphas_of(h); });
 }
 
 }  // namespace qfold

@@ -34,15 +34,6 @@ struct rescale_merge_graph_plan {
   rescale_merge_plan merged;
 };
 
-// A value an adapter returned as int, or as any integer that fits int.
-template <class V>
-[[nodiscard]] constexpr bool fits_int(const V& v) noexcept {
-  if constexpr (std::integral<V>)
-    return std::in_range<int>(v);
-  else
-    return true;
-}
-
 // The one value of an integer constant that is a scalar or holds one value repeated.
 template <class G>
 [[nodiscard]] constexpr std::optional<rejection> uniform_constant(const G& g, node_id_t<G> n,
@@ -129,10 +120,9 @@ constexpr report<node_id_t<G>> fold_merge_rescales_of(G& g) {
         if (!detail::keeps_shape(cg, *mul, *first, k))
           return rejection{reason::unsupported,
                            "the MUL's constant broadcasts the tensor to another shape"};
-        const auto shift = detail::mul_shift_of(cg, *mul);  // any integer type, or convertible
-        if (!shift || !detail::fits_int(*shift))
-          return rejection{reason::unsupported, "the MUL's shift is outside 0..63"};
-        site.mul = chain::mul{static_cast<std::int32_t>(value), static_cast<int>(*shift), true};
+        const auto shift = detail::mul_shift_of(cg, *mul);
+        if (!shift) return rejection{reason::unsupported, "the MUL's shift is outside 0..63"};
+        site.mul = chain::mul{static_cast<std::int32_t>(value), *shift, true};
       }
       return fold_merge_rescales(site, c.plan.merged);
     }();
@@ -162,15 +152,11 @@ constexpr report<node_id_t<G>> fold_merge_rescales_of(G& g) {
 
 }  // namespace detail
 
-// A compile error names each point G's adapter lacks (graph/traits.hpp); nothing of the pass is
-// instantiated then, so none follows from qfold's internals.
+// A compile error names each point G's adapter lacks (detail::checked_pass).
 template <class G>
 constexpr report<node_id_t<G>> fold_merge_rescales(G& g) {
-  static_assert(detail::check_pass<G, detail::merge_rescales_points>());
-  if constexpr (rescale_mergeable_graph<G>)
-    return detail::fold_merge_rescales_of(g);
-  else
-    return {};
+  return detail::checked_pass<detail::merge_rescales_points>(
+      g, [](auto& h) { return detail::fold_merge_rescales_of(h); });
 }
 
 }  // namespace qfold

@@ -18,9 +18,12 @@ namespace qfold::detail {
 template <class G>
 [[nodiscard]] constexpr std::optional<node_id_t<G>> operand(const G& g, node_id_t<G> n,
                                                             std::size_t i) {
-  const auto ops = ir_traits<G>::operands(g, n);
-  if (std::ranges::size(ops) <= i) return std::nullopt;
-  return *std::ranges::next(std::ranges::begin(ops), static_cast<std::ptrdiff_t>(i));
+  // A walk, not begin() + i: g++ 12 cannot tell that a vector returned by value and longer than
+  // i has data, and warns of a null dereference (-Wnull-dereference) where it inlines this.
+  std::size_t k = 0;
+  for (const auto& o : ir_traits<G>::operands(g, n))
+    if (k++ == i) return o;
+  return std::nullopt;
 }
 
 // n's only operand, if it has exactly one.

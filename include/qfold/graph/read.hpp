@@ -68,13 +68,13 @@ template <class G>
   if constexpr (!has_int_constant<G>) {
     return std::nullopt;
   } else {
-  const auto c = ir_traits<G>::int_constant(g, n);
-  if (!c) return std::nullopt;
-  std::optional<int_values> r(std::in_place);
-  if (!read_integers(c->data, r->owned_data, r->data) ||
-      !read_integers(c->shape, r->owned_shape, r->shape))
-    return std::nullopt;
-  return r;
+    const auto c = ir_traits<G>::int_constant(g, n);
+    if (!c) return std::nullopt;
+    std::optional<int_values> r(std::in_place);
+    if (!read_integers(c->data, r->owned_data, r->data) ||
+        !read_integers(c->shape, r->owned_shape, r->shape))
+      return std::nullopt;
+    return r;
   }
 }
 
@@ -180,6 +180,22 @@ template <class G>
     return is64(*c);
 }
 
+// The one value of a float constant, in its own type: nullopt when n is not a constant, with
+// `bad` set when it holds other than one value or is neither float32 nor float64 (named).
+template <class G, class Use>
+constexpr std::optional<rejection> with_float_scalar(const G& g, node_id_t<G> n, Use&& use) {
+  const auto is64 = is_float64_constant(g, n);
+  if (!is64) return rejection{reason::not_constant, "the constant is no longer a constant"};
+  const auto one = [&]<class T>(T) -> std::optional<rejection> {
+    std::optional<rejection> bad;
+    const auto v = read_float_constant<T>(g, n, bad);
+    if (!v) return bad ? bad : rejection{reason::not_constant, "the constant is no longer one"};
+    if (v->data.size() != 1) return rejection{reason::not_scalar, "the constant is not a scalar"};
+    return use(v->data[0]);
+  };
+  return *is64 ? one(double{}) : one(float{});
+}
+
 // The optional points, with their defaults when the adapter has none.
 // qparams: none known (a pass then takes the type's whole range and checks no zero points).
 template <class G>
@@ -189,13 +205,21 @@ template <class G>
   else
     return std::nullopt;
 }
-// mul_shift: nullopt without the point (an integer MUL is then not folded).
+// mul_shift as an int: nullopt without the point (an integer MUL is then not folded), or when
+// the adapter's value (any integer type, or convertible to int) does not fit an int.
 template <class G>
-[[nodiscard]] constexpr auto mul_shift_of(const G& g, node_id_t<G> n) {
-  if constexpr (has_mul_shift<G>)
-    return std::optional(ir_traits<G>::mul_shift(g, n));
-  else
-    return std::optional<int>();
+[[nodiscard]] constexpr std::optional<int> mul_shift_of(const G& g, node_id_t<G> n) {
+  if constexpr (has_mul_shift<G>) {
+    const auto v = ir_traits<G>::mul_shift(g, n);
+    if constexpr (std::integral<std::remove_cvref_t<decltype(v)>>) {
+      if (!std::in_range<int>(v)) return std::nullopt;
+      return static_cast<int>(v);
+    } else {
+      return static_cast<int>(v);
+    }
+  } else {
+    return std::nullopt;
+  }
 }
 // view_axis: nullopt without the point (a view's axes are unknown: the site is refused).
 template <class G>

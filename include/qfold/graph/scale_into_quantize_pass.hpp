@@ -39,15 +39,23 @@ struct scale_plan {
 
 // The producer of dequantize d, when d -> [op by c] -> a quantize with qparams out gives back every
 // code of d's input unchanged, else nullopt with the reason in r. (Other readers of d keep it.)
-template <class G>
+// The convention computes in float32: a float64 c that float32 does not hold is not proven.
+template <class G, class Real>
 [[nodiscard]] constexpr std::optional<node_id_t<G>> identity_sandwich(
-    const G& g, node_id_t<G> d, scale_op op, float c, const qparams& out,
+    const G& g, node_id_t<G> d, scale_op op, Real c, const qparams& out,
     const scale_into_quantize_options& o, std::optional<rejection>& r) {
   using T = ir_traits<G>;
   const auto in = T::qparams(g, d);
   const auto producer = only_operand(g, d);
-  r = !in || !producer ? rejection{reason::unsupported, "the dequantize is not per tensor"}
-                       : prove_requantize_identity(op, c, *in, out, o.convention);
+  const auto c32 = static_cast<float>(c);
+  if (!in || !producer)
+    r = rejection{reason::unsupported, "the dequantize is not per tensor"};
+  else if (c == c && static_cast<Real>(c32) != c)
+    r = rejection{reason::unsupported_type,
+                  "a float64 constant that float32 does not hold (the sandwich computes in "
+                  "float32)"};
+  else
+    r = prove_requantize_identity(op, c32, *in, out, o.convention);
   if (r) return std::nullopt;
   return producer;
 }
@@ -61,34 +69,35 @@ template <class G>
   if (std::ranges::size(T::operands(g, plan.op)) != 2)
     return rejection{reason::unsupported, "the div/mul does not have two operands"};
   const auto x = *operand(g, plan.op, 0), y = *operand(g, plan.op, 1);
-  const auto cx = T::constant(g, x), cy = T::constant(g, y);
+  const bool cx = T::constant(g, x).has_value(), cy = T::constant(g, y).has_value();
   if (cx && cy) return rejection{reason::unsupported, "both operands are constants"};
   if (k == op_kind::div && cx)
     return rejection{reason::unsupported, "a constant dividend: c / x is not a scale of x"};
   if (!cx && !cy) return rejection{reason::not_constant, "a runtime divisor or factor"};
-  const auto& c = cx ? *cx : *cy;
   plan.source = cx ? y : x;
-  if (c.data.size() != 1) return rejection{reason::not_scalar, "the constant is not a scalar"};
   if (T::use_count(g, plan.op) != 1)
     return rejection{reason::shared_output, "the div/mul has more than one user"};
   const auto out = T::qparams(g, plan.quantize);
   if (!out) return rejection{reason::unsupported, "the quantize is not per tensor"};
   const scale_op op = k == op_kind::div ? scale_op::div : scale_op::mul;
-  if (T::kind(g, plan.source) == op_kind::dequantize) {  // after annotation: the sandwich
-    std::optional<rejection> not_identity;
-    if (const auto producer =
-            identity_sandwich(g, plan.source, op, c.data[0], *out, o, not_identity)) {
-      plan.dequantize = plan.source;
-      plan.source = *producer;
-      return std::nullopt;
-    }  // not an identity: the constant may still fold into the quantize's scale
-  }
-  if (T::qparams_shared(g, plan.quantize))
-    return rejection{reason::shared_qparams, "the quantize's qparams are shared with other nodes"};
-  qparams folded{};
-  if (auto r = fold_scale_into_quantize(op, c.data[0], *out, o.exactness, folded)) return r;
-  plan.folded = folded;
-  return std::nullopt;
+  // The constant in its own type (float32 or float64, by value, borrowed or in a variant).
+  return with_float_scalar(g, cx ? x : y, [&](auto c) -> std::optional<rejection> {
+    if (T::kind(g, plan.source) == op_kind::dequantize) {  // after annotation: the sandwich
+      std::optional<rejection> not_identity;
+      if (const auto producer = identity_sandwich(g, plan.source, op, c, *out, o, not_identity)) {
+        plan.dequantize = plan.source;
+        plan.source = *producer;
+        return std::nullopt;
+      }  // not an identity: the constant may still fold into the quantize's scale
+    }
+    if (T::qparams_shared(g, plan.quantize))
+      return rejection{reason::shared_qparams,
+                       "the quantize's qparams are shared with other nodes"};
+    qparams folded{};
+    if (auto r = fold_scale_into_quantize(op, c, *out, o.exactness, folded)) return r;
+    plan.folded = folded;
+    return std::nullopt;
+  });
 }
 }  // namespace detail
 

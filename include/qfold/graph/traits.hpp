@@ -10,8 +10,8 @@ namespace qfold {
 
 namespace detail {
 // What every pass reads: the structure (each pass adds the mutation points it uses).
-using structure_points = point_list<node_id_point, nodes_point, kind_point, operands_point,
-                                    use_count_point>;
+using structure_points =
+    point_list<node_id_point, nodes_point, kind_point, operands_point, use_count_point>;
 template <class... P>
 struct join;
 template <class... A, class... B>
@@ -27,38 +27,37 @@ struct batch_norm_points {
       with_structure<constant_point, conv_attributes_point, batch_norm_attributes_point,
                      add_constant_point, set_operand_point, remove_last_operand_point,
                      replace_uses_point, erase_point>;
-  using optional =
-      point_list<output_rank_point, batch_norm_operands_point, unaligned_constant_point,
-                 constant_storage_point, add_scaled_constant_point, constant_bytes_point,
-                 take_name_point>;
+  using optional = point_list<output_rank_point, batch_norm_operands_point,
+                              unaligned_constant_point, constant_storage_point,
+                              add_scaled_constant_point, constant_bytes_point, take_name_point>;
 };
 struct scale_into_quantize_points {
-  using required = with_structure<constant_point, qparams_point, qparams_shared_point,
-                                  set_qparams_point, set_operand_point, replace_uses_point,
-                                  erase_point>;
+  using required =
+      with_structure<constant_point, qparams_point, qparams_shared_point, set_qparams_point,
+                     set_operand_point, replace_uses_point, erase_point>;
   using optional = point_list<constant_bytes_point, take_name_point>;
 };
 struct dyt_alpha_points {
-  using required = with_structure<int_constant_point, rescale_point, mul_shift_point,
-                                  table_entries_point, add_table8_point, replace_uses_point,
-                                  erase_point>;
+  using required =
+      with_structure<int_constant_point, rescale_point, mul_shift_point, table_entries_point,
+                     add_table8_point, replace_uses_point, erase_point>;
   using optional =
       point_list<qparams_point, set_qparams_point, constant_bytes_point, take_name_point>;
 };
 struct dyt_affine_points {
-  using required = with_structure<int_constant_point, rescale_point, mul_shift_point,
-                                  table_entries_point, output_shape_point, conv_attributes_point,
-                                  quantized_conv_point, add_int_constant_point, set_operand_point,
-                                  remove_last_operand_point, set_conv_input_zero_point_point,
-                                  erase_point>;
+  using required =
+      with_structure<int_constant_point, rescale_point, mul_shift_point, table_entries_point,
+                     output_shape_point, conv_attributes_point, quantized_conv_point,
+                     add_int_constant_point, set_operand_point, remove_last_operand_point,
+                     set_conv_input_zero_point_point, erase_point>;
   using optional = point_list<view_axis_point, qparams_point, constant_bytes_point>;
 };
 struct merge_rescales_points {
   using required =
       with_structure<rescale_point, add_rescale_point, replace_uses_point, erase_point>;
-  using optional = point_list<int_constant_point, mul_shift_point, output_shape_point,
-                              qparams_point, set_qparams_point, constant_bytes_point,
-                              take_name_point>;
+  using optional =
+      point_list<int_constant_point, mul_shift_point, output_shape_point, qparams_point,
+                 set_qparams_point, constant_bytes_point, take_name_point>;
 };
 struct compose_tables_points {
   using required =
@@ -80,6 +79,17 @@ inline constexpr bool serves = satisfies<G, typename Points::required, typename 
 template <class G, class Points>
 constexpr bool check_pass() {
   return check_points<G>(typename Points::required{}, typename Points::optional{});
+}
+// A pass's entry point: a static_assert per point G lacks, and then nothing of the pass is
+// instantiated (`run` is a generic lambda never called), so no error follows from qfold's
+// internals; else run(g).
+template <class Points, class G, class Run>
+constexpr auto checked_pass(G& g, Run&& run) {
+  static_assert(check_pass<G, Points>());
+  if constexpr (serves<G, Points>)
+    return run(g);
+  else
+    return report<node_id_t<G>>{};
 }
 template <class G, class Points>
 constexpr std::optional<unmet_point> unmet_of() {

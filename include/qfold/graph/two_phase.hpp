@@ -79,8 +79,8 @@ class position_index {
       }
     }
     if constexpr (std::totally_ordered<Id>) {
-      order_.resize(n);
-      for (std::size_t i = 0; i < n; ++i) order_[i] = i;
+      order_.reserve(n);  // not resize(n): g++ 12 warns of a null dereference there
+      for (std::size_t i = 0; i < n; ++i) order_.push_back(i);
       detail::sort_by(order_.begin(), order_.end(),
                       [&](std::size_t i) -> const Id& { return all_[i]; });
     }
