@@ -33,10 +33,9 @@ concept int_tensor_like = requires(const C& c) {
   requires integer_range<std::remove_cvref_t<decltype(c.shape)>>;
 };
 template <class O>
-concept optional_of_int_tensor = requires {
-  typename O::value_type;
-}
-&&std::same_as<O, std::optional<typename O::value_type>>&& int_tensor_like<typename O::value_type>;
+concept optional_of_int_tensor = requires { typename O::value_type; } &&
+    std::same_as<O, std::optional<typename O::value_type>> &&
+    int_tensor_like<typename O::value_type>;
 // A float constant: .data a sized range of any element type (float32 and float64 fold; any other,
 // long double or a half type, is refused naming it) and .shape integers; or a std::variant of
 // such, for an IR whose constants differ in type.
@@ -52,48 +51,40 @@ struct is_tensor_variant<std::variant<A...>> : std::bool_constant<(value_tensor_
 template <class C>
 concept float_tensor_like = value_tensor_like<C> || is_tensor_variant<C>::value;
 template <class O>
-concept optional_of_float_tensor = requires {
-  typename O::value_type;
-}
-&&std::same_as<O, std::optional<typename O::value_type>>&&
+concept optional_of_float_tensor = requires { typename O::value_type; } &&
+    std::same_as<O, std::optional<typename O::value_type>> &&
     float_tensor_like<typename O::value_type>;
 // A RESCALE: rescale_view, or multipliers and shifts as the IR has them.
 template <class R>
 concept rescale_like = requires(const R& r) {
   { r.attributes } -> std::convertible_to<rescale_attributes>;
-}
-&&(
-    requires(const R& r) {
-      requires std::ranges::sized_range<std::remove_cvref_t<decltype(r.scales)>>;
-      requires std::convertible_to<
-          std::ranges::range_value_t<std::remove_cvref_t<decltype(r.scales)>>, scale_factor>;
-    } ||
-    requires(const R& r) {
-      requires integer_range<std::remove_cvref_t<decltype(r.multipliers)>>;
-      requires integer_range<std::remove_cvref_t<decltype(r.shifts)>>;
-    });
+} && (requires(const R& r) {
+  requires std::ranges::sized_range<std::remove_cvref_t<decltype(r.scales)>>;
+  requires std::convertible_to<std::ranges::range_value_t<std::remove_cvref_t<decltype(r.scales)>>,
+                               scale_factor>;
+} || requires(const R& r) {
+  requires integer_range<std::remove_cvref_t<decltype(r.multipliers)>>;
+  requires integer_range<std::remove_cvref_t<decltype(r.shifts)>>;
+});
 
 // Whether the adapter declares a point of that name at all, whatever its parameters: a class
 // derived from both the adapter and a probe with a member of that name finds it ambiguously
 // exactly when the adapter has one. Declared but not callable is a wrong parameter type, not a
 // missing point. The primary ir_traits forwards every name, so there G's members are asked.
 template <class G>
-concept forwarding_traits = requires {
-  typename ir_traits<G>::forwards_to_members;
-}
-&&std::same_as<typename ir_traits<G>::forwards_to_members, G>;
-#define QFOLD_DETAIL_NAME(point)                                                   \
-  struct name_##point {                                                            \
-    int point;                                                                     \
-  };                                                                               \
-  template <class T>                                                               \
-  struct in_##point : T, name_##point {};                                          \
-  template <class T>                                                               \
-  concept names_##point = std::is_class_v<T> && !std::is_final_v<T> && !requires { \
-    &in_##point<T>::point;                                                         \
-  };                                                                               \
-  template <class G>                                                               \
-  concept declares_##point =                                                       \
+concept forwarding_traits = requires { typename ir_traits<G>::forwards_to_members; } &&
+    std::same_as<typename ir_traits<G>::forwards_to_members, G>;
+#define QFOLD_DETAIL_NAME(point)                                                              \
+  struct name_##point {                                                                       \
+    int point;                                                                                \
+  };                                                                                          \
+  template <class T>                                                                          \
+  struct in_##point : T, name_##point {};                                                     \
+  template <class T>                                                                          \
+  concept names_##point =                                                                     \
+      std::is_class_v<T> && !std::is_final_v<T> && !requires { &in_##point<T>::point; };     \
+  template <class G>                                                                          \
+  concept declares_##point =                                                                  \
       (forwarding_traits<G> ? names_##point<G> : names_##point<ir_traits<G>>);
 QFOLD_DETAIL_NAME(nodes)
 QFOLD_DETAIL_NAME(kind)
@@ -136,20 +127,18 @@ template <class G>
 concept declares_add_table16 = false;
 
 template <class G>
-concept has_node_id = requires {
-  typename ir_traits<G>::node_id;
-}
-&&std::copyable<node_id_t<G>>&& std::equality_comparable<node_id_t<G>>;
+concept has_node_id = requires { typename ir_traits<G>::node_id; } &&
+    std::copyable<node_id_t<G>> && std::equality_comparable<node_id_t<G>>;
 
 // calls_x: the point accepts qfold's arguments; has_x: it also returns what qfold expects.
-#define QFOLD_DETAIL_READ_POINT(point, ...)                                       \
-  template <class G>                                                              \
-  concept calls_##point = requires(const G& g, node_id_t<G> n) {                  \
-    ir_traits<G>::point(g, n);                                                    \
-  };                                                                              \
-  template <class G>                                                              \
-  concept has_##point = calls_##point<G>&& requires(const G& g, node_id_t<G> n) { \
-    __VA_ARGS__;                                                                  \
+#define QFOLD_DETAIL_READ_POINT(point, ...)                                         \
+  template <class G>                                                                \
+  concept calls_##point = requires(const G& g, node_id_t<G> n) {                    \
+    ir_traits<G>::point(g, n);                                                      \
+  };                                                                                \
+  template <class G>                                                                \
+  concept has_##point = calls_##point<G> && requires(const G& g, node_id_t<G> n) { \
+    __VA_ARGS__;                                                                    \
   };
 QFOLD_DETAIL_READ_POINT(kind, { ir_traits<G>::kind(g, n) } -> std::convertible_to<op_kind>)
 QFOLD_DETAIL_READ_POINT(operands, { ir_traits<G>::operands(g, n) } -> std::ranges::sized_range)
@@ -183,35 +172,31 @@ QFOLD_DETAIL_READ_POINT(qparams_shared,
                         { ir_traits<G>::qparams_shared(g, n) } -> std::convertible_to<bool>)
 QFOLD_DETAIL_READ_POINT(quantized_conv, { ir_traits<G>::quantized_conv(g, n) }
                                         -> std::same_as<std::optional<quantized_conv_attributes>>)
-QFOLD_DETAIL_READ_POINT(constant_bytes,
-                        { ir_traits<G>::constant_bytes(g, n) } -> std::convertible_to<std::size_t>)
+QFOLD_DETAIL_READ_POINT(constant_bytes, { ir_traits<G>::constant_bytes(g, n) }
+                                        -> std::convertible_to<std::size_t>)
 #undef QFOLD_DETAIL_READ_POINT
 
 // Points with other parameters: calls_x (accepts them), has_x (and returns what is expected).
-#define QFOLD_DETAIL_POINT(point, params, call, ...)         \
-  template <class G>                                         \
-  concept calls_##point = requires params {                  \
-    call;                                                    \
-  };                                                         \
-  template <class G>                                         \
-  concept has_##point = calls_##point<G>&& requires params { \
-    __VA_ARGS__;                                             \
-  };
+#define QFOLD_DETAIL_POINT(point, params, call, ...) \
+  template <class G>                                \
+  concept calls_##point = requires params { call; }; \
+  template <class G>                                \
+  concept has_##point = calls_##point<G> && requires params { __VA_ARGS__; };
 QFOLD_DETAIL_POINT(nodes, (const G& g), ir_traits<G>::nodes(g),
                    { ir_traits<G>::nodes(g) } -> std::ranges::forward_range)
 QFOLD_DETAIL_POINT(view_axis, (const G& g, node_id_t<G> n, std::int64_t a),
-                   ir_traits<G>::view_axis(g, n, a), {
-                     ir_traits<G>::view_axis(g, n, a)
-                   } -> std::same_as<std::optional<std::int64_t>>)
+                   ir_traits<G>::view_axis(g, n, a),
+                   { ir_traits<G>::view_axis(g, n, a) } -> std::same_as<std::optional<std::int64_t>>)
 #undef QFOLD_DETAIL_POINT
 // A new float32 or float64 constant (the type of the fold that adds it); either overload serves.
 template <class G, class V>
-concept calls_add_constant_of = requires(G& g, std::span<const V> d,
-                                         std::span<const std::int64_t> s) {
+concept calls_add_constant_of =
+    requires(G& g, std::span<const V> d, std::span<const std::int64_t> s) {
   ir_traits<G>::add_constant(g, d, s);
 };
 template <class G, class V>
-concept has_add_constant_of = calls_add_constant_of<G, V> &&
+concept has_add_constant_of =
+    calls_add_constant_of<G, V> &&
     requires(G& g, std::span<const V> d, std::span<const std::int64_t> s) {
   { ir_traits<G>::add_constant(g, d, s) } -> std::convertible_to<node_id_t<G>>;
 };
@@ -219,27 +204,21 @@ template <class G>
 concept calls_add_constant = calls_add_constant_of<G, float> || calls_add_constant_of<G, double>;
 template <class G>
 concept has_add_constant = calls_add_constant<G> &&
-    (!calls_add_constant_of<G, float> ||
-     has_add_constant_of<G, float>)&&(!calls_add_constant_of<G, double> ||
-                                      has_add_constant_of<G, double>);
-#define QFOLD_DETAIL_POINT(point, params, call, ...)         \
-  template <class G>                                         \
-  concept calls_##point = requires params {                  \
-    call;                                                    \
-  };                                                         \
-  template <class G>                                         \
-  concept has_##point = calls_##point<G>&& requires params { \
-    __VA_ARGS__;                                             \
-  };
+    (!calls_add_constant_of<G, float> || has_add_constant_of<G, float>) &&
+    (!calls_add_constant_of<G, double> || has_add_constant_of<G, double>);
+#define QFOLD_DETAIL_POINT(point, params, call, ...) \
+  template <class G>                                \
+  concept calls_##point = requires params { call; }; \
+  template <class G>                                \
+  concept has_##point = calls_##point<G> && requires params { __VA_ARGS__; };
 QFOLD_DETAIL_POINT(constant_storage, (G & g, std::size_t count),
                    ir_traits<G>::constant_storage(g, count),
                    { ir_traits<G>::constant_storage(g, count) } -> std::same_as<std::span<float>>)
 QFOLD_DETAIL_POINT(add_scaled_constant, (G & g, const scaled_weights& w),
-                   ir_traits<G>::add_scaled_constant(g, w), {
-                     ir_traits<G>::add_scaled_constant(g, w)
-                   } -> std::same_as<std::optional<node_id_t<G>>>)
-QFOLD_DETAIL_POINT(set_operand, (G & g, node_id_t<G> n),
-                   ir_traits<G>::set_operand(g, n, std::size_t{0}, n),
+                   ir_traits<G>::add_scaled_constant(g, w),
+                   { ir_traits<G>::add_scaled_constant(g, w) }
+                   -> std::same_as<std::optional<node_id_t<G>>>)
+QFOLD_DETAIL_POINT(set_operand, (G & g, node_id_t<G> n), ir_traits<G>::set_operand(g, n, std::size_t{0}, n),
                    ir_traits<G>::set_operand(g, n, std::size_t{0}, n))
 QFOLD_DETAIL_POINT(remove_last_operand, (G & g, node_id_t<G> n),
                    ir_traits<G>::remove_last_operand(g, n), ir_traits<G>::remove_last_operand(g, n))
@@ -249,13 +228,13 @@ QFOLD_DETAIL_POINT(replace_uses, (G & g, node_id_t<G> n), ir_traits<G>::replace_
 QFOLD_DETAIL_POINT(erase, (G & g, node_id_t<G> n), ir_traits<G>::erase(g, n),
                    requires noexcept(ir_traits<G>::erase(g, n));
                    requires std::is_void_v<decltype(ir_traits<G>::erase(g, n))> ||
-                   std::convertible_to<decltype(ir_traits<G>::erase(g, n)), bool>)
+                       std::convertible_to<decltype(ir_traits<G>::erase(g, n)), bool>)
 QFOLD_DETAIL_POINT(take_name, (G & g, node_id_t<G> n), ir_traits<G>::take_name(g, n, n),
                    { ir_traits<G>::take_name(g, n, n) } -> std::convertible_to<node_id_t<G>>)
 QFOLD_DETAIL_POINT(add_int_constant, (G & g, std::span<const std::int64_t> d),
-                   ir_traits<G>::add_int_constant(g, d, d, dtype::int8), {
-                     ir_traits<G>::add_int_constant(g, d, d, dtype::int8)
-                   } -> std::convertible_to<node_id_t<G>>)
+                   ir_traits<G>::add_int_constant(g, d, d, dtype::int8),
+                   { ir_traits<G>::add_int_constant(g, d, d, dtype::int8) }
+                   -> std::convertible_to<node_id_t<G>>)
 QFOLD_DETAIL_POINT(add_table8, (G & g, node_id_t<G> n, std::span<const std::int8_t> t),
                    ir_traits<G>::add_table(g, n, t),
                    { ir_traits<G>::add_table(g, n, t) } -> std::convertible_to<node_id_t<G>>)
@@ -276,41 +255,41 @@ QFOLD_DETAIL_POINT(set_conv_input_zero_point, (G & g, node_id_t<G> n),
 
 // One tag per point: its name, the signature qfold calls, what is wrong with G's, and
 // static_asserts that say so (a message must be a literal, hence one tag per point).
-#define QFOLD_DETAIL_POINT_TAG(point, declared, call, signature)                                   \
-  struct point##_point {                                                                           \
-    static constexpr std::string_view name = #point;                                               \
-    static constexpr std::string_view expected = signature;                                        \
-    template <class G>                                                                             \
-    static constexpr point_problem problem() {                                                     \
-      if constexpr (has_##point<G>)                                                                \
-        return point_problem::none;                                                                \
-      else if constexpr (calls_##point<G>)                                                         \
-        return point_problem::wrong_return;                                                        \
-      else if constexpr (declares_##declared<G>)                                                   \
-        return point_problem::wrong_parameters;                                                    \
-      else                                                                                         \
-        return point_problem::missing;                                                             \
-    }                                                                                              \
-    template <class G>                                                                             \
-    static constexpr bool check_required() {                                                       \
-      static_assert(calls_##point<G> || declares_##declared<G>,                                    \
-                    "qfold: ir_traits<G>::" call " is missing; expected: " signature);             \
-      static_assert(calls_##point<G> || !declares_##declared<G>,                                   \
+#define QFOLD_DETAIL_POINT_TAG(point, declared, call, signature)                                 \
+  struct point##_point {                                                                         \
+    static constexpr std::string_view name = #point;                                             \
+    static constexpr std::string_view expected = signature;                                      \
+    template <class G>                                                                           \
+    static constexpr point_problem problem() {                                                   \
+      if constexpr (has_##point<G>)                                                              \
+        return point_problem::none;                                                              \
+      else if constexpr (calls_##point<G>)                                                       \
+        return point_problem::wrong_return;                                                      \
+      else if constexpr (declares_##declared<G>)                                                 \
+        return point_problem::wrong_parameters;                                                  \
+      else                                                                                       \
+        return point_problem::missing;                                                           \
+    }                                                                                            \
+    template <class G>                                                                           \
+    static constexpr bool check_required() {                                                     \
+      static_assert(calls_##point<G> || declares_##declared<G>,                                  \
+                    "qfold: ir_traits<G>::" call " is missing; expected: " signature);           \
+      static_assert(calls_##point<G> || !declares_##declared<G>,                                 \
                     "qfold: ir_traits<G>::" call ": wrong parameter types; expected: " signature); \
-      static_assert(!calls_##point<G> || has_##point<G>,                                           \
-                    "qfold: ir_traits<G>::" call ": wrong return type; expected: " signature);     \
-      return has_##point<G>;                                                                       \
-    }                                                                                              \
-    template <class G>                                                                             \
-    static constexpr bool check_optional() {                                                       \
-      static_assert(calls_##point<G> || !declares_##declared<G>,                                   \
-                    "qfold: ir_traits<G>::" call                                                   \
-                    " (optional): wrong parameter types; expected: " signature);                   \
-      static_assert(!calls_##point<G> || has_##point<G>,                                           \
-                    "qfold: ir_traits<G>::" call                                                   \
-                    " (optional): wrong return type; expected: " signature);                       \
-      return true;                                                                                 \
-    }                                                                                              \
+      static_assert(!calls_##point<G> || has_##point<G>,                                         \
+                    "qfold: ir_traits<G>::" call ": wrong return type; expected: " signature);   \
+      return has_##point<G>;                                                                     \
+    }                                                                                            \
+    template <class G>                                                                           \
+    static constexpr bool check_optional() {                                                     \
+      static_assert(calls_##point<G> || !declares_##declared<G>,                                 \
+                    "qfold: ir_traits<G>::" call " (optional): wrong parameter types; expected: " \
+                    signature);                                                                  \
+      static_assert(!calls_##point<G> || has_##point<G>,                                         \
+                    "qfold: ir_traits<G>::" call " (optional): wrong return type; expected: "    \
+                    signature);                                                                  \
+      return true;                                                                               \
+    }                                                                                            \
   };
 
 QFOLD_DETAIL_POINT_TAG(nodes, nodes, "nodes(g)",
@@ -329,7 +308,8 @@ QFOLD_DETAIL_POINT_TAG(unaligned_constant, unaligned_constant, "unaligned_consta
                        "unaligned_constant(const G&, node_id)")
 QFOLD_DETAIL_POINT_TAG(conv_attributes, conv_attributes, "conv_attributes(g, n)",
                        "static qfold::conv_attributes conv_attributes(const G&, node_id)")
-QFOLD_DETAIL_POINT_TAG(batch_norm_attributes, batch_norm_attributes, "batch_norm_attributes(g, n)",
+QFOLD_DETAIL_POINT_TAG(batch_norm_attributes, batch_norm_attributes,
+                       "batch_norm_attributes(g, n)",
                        "static qfold::batch_norm_attributes batch_norm_attributes(const G&, "
                        "node_id)")
 QFOLD_DETAIL_POINT_TAG(batch_norm_operands, batch_norm_operands, "batch_norm_operands(g, n)",
@@ -384,7 +364,8 @@ QFOLD_DETAIL_POINT_TAG(take_name, take_name, "take_name(g, old, v)",
                        "static node_id take_name(G&, node_id old, node_id v)")
 QFOLD_DETAIL_POINT_TAG(constant_bytes, constant_bytes, "constant_bytes(g, n)",
                        "static std::size_t constant_bytes(const G&, node_id)")
-QFOLD_DETAIL_POINT_TAG(add_int_constant, add_int_constant, "add_int_constant(g, data, shape, type)",
+QFOLD_DETAIL_POINT_TAG(add_int_constant, add_int_constant,
+                       "add_int_constant(g, data, shape, type)",
                        "static node_id add_int_constant(G&, std::span<const std::int64_t> data, "
                        "std::span<const std::int64_t> shape, qfold::dtype)")
 QFOLD_DETAIL_POINT_TAG(add_table8, add_table, "add_table(g, input, values)",
@@ -463,8 +444,8 @@ struct table_entries_point {
       "int_constant (the table is operand 1 of the TABLE)";
   template <class G>
   static constexpr point_problem problem() {
-    if constexpr (has_table_values<G> ||
-                  (!calls_table_values<G> && !declares_table_values<G> && has_int_constant<G>))
+    if constexpr (has_table_values<G> || (!calls_table_values<G> && !declares_table_values<G> &&
+                                          has_int_constant<G>))
       return point_problem::none;
     else if constexpr (calls_table_values<G>)
       return point_problem::wrong_return;
