@@ -37,14 +37,14 @@ pass_points points_of(std::string_view name) {
 
 // The pass values carry the same lists (what pipeline::add and standard_pipeline check).
 static_assert(std::is_same_v<qfold::passes::batch_norm_t::points, d::batch_norm_points>);
-static_assert(std::is_same_v<qfold::passes::scale_into_quantize_t::points,
-                             d::scale_into_quantize_points>);
+static_assert(
+    std::is_same_v<qfold::passes::scale_into_quantize_t::points, d::scale_into_quantize_points>);
 static_assert(std::is_same_v<qfold::passes::dyt_alpha_t::points, d::dyt_alpha_points>);
 static_assert(std::is_same_v<qfold::passes::dyt_affine_t::points, d::dyt_affine_points>);
 static_assert(std::is_same_v<qfold::passes::merge_rescales_t::points, d::merge_rescales_points>);
 static_assert(std::is_same_v<qfold::passes::compose_tables_t::points, d::compose_tables_points>);
-static_assert(std::is_same_v<qfold::passes::collapse_to_table_t::points,
-                             d::collapse_to_table_points>);
+static_assert(
+    std::is_same_v<qfold::passes::collapse_to_table_t::points, d::collapse_to_table_points>);
 
 // The seven passes, in the standard pipeline's order (the table's column order).
 std::vector<pass_points> code_points() {

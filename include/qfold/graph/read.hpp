@@ -180,20 +180,24 @@ template <class G>
     return is64(*c);
 }
 
-// The one value of a float constant, in its own type: nullopt when n is not a constant, with
-// `bad` set when it holds other than one value or is neither float32 nor float64 (named).
-template <class G, class Use>
-constexpr std::optional<rejection> with_float_scalar(const G& g, node_id_t<G> n, Use&& use) {
-  const auto is64 = is_float64_constant(g, n);
-  if (!is64) return rejection{reason::not_constant, "the constant is no longer a constant"};
-  const auto one = [&]<class T>(T) -> std::optional<rejection> {
-    std::optional<rejection> bad;
-    const auto v = read_float_constant<T>(g, n, bad);
-    if (!v) return bad ? bad : rejection{reason::not_constant, "the constant is no longer one"};
-    if (v->data.size() != 1) return rejection{reason::not_scalar, "the constant is not a scalar"};
-    return use(v->data[0]);
-  };
-  return *is64 ? one(double{}) : one(float{});
+// use(value) for the one value of a float constant as constant(g, n) handed it (a tensor or a
+// std::variant of tensors), in its own type, float32 or float64; refused when it holds other
+// than one value, or values of another type (named).
+template <class C, class Use>
+constexpr std::optional<rejection> with_float_scalar(const C& c, Use&& use) {
+  if constexpr (is_tensor_variant<C>::value) {
+    return std::visit([&](const auto& a) { return with_float_scalar(a, use); }, c);
+  } else {
+    using V = std::ranges::range_value_t<std::remove_cvref_t<decltype(c.data)>>;
+    if constexpr (!std::same_as<V, float> && !std::same_as<V, double>) {
+      return rejection{reason::unsupported_type, unsupported_float<V>::message};
+    } else {
+      if (std::ranges::size(c.data) != 1)
+        return rejection{reason::not_scalar, "the constant is not a scalar"};
+      for (const V v : c.data) return use(v);  // the one value (a loop: no begin() to check)
+      return std::nullopt;
+    }
+  }
 }
 
 // The optional points, with their defaults when the adapter has none.
@@ -211,12 +215,9 @@ template <class G>
 [[nodiscard]] constexpr std::optional<int> mul_shift_of(const G& g, node_id_t<G> n) {
   if constexpr (has_mul_shift<G>) {
     const auto v = ir_traits<G>::mul_shift(g, n);
-    if constexpr (std::integral<std::remove_cvref_t<decltype(v)>>) {
+    if constexpr (std::integral<std::remove_cvref_t<decltype(v)>>)
       if (!std::in_range<int>(v)) return std::nullopt;
-      return static_cast<int>(v);
-    } else {
-      return static_cast<int>(v);
-    }
+    return static_cast<int>(v);
   } else {
     return std::nullopt;
   }

@@ -69,7 +69,7 @@ template <class G>
   if (std::ranges::size(T::operands(g, plan.op)) != 2)
     return rejection{reason::unsupported, "the div/mul does not have two operands"};
   const auto x = *operand(g, plan.op, 0), y = *operand(g, plan.op, 1);
-  const bool cx = T::constant(g, x).has_value(), cy = T::constant(g, y).has_value();
+  const auto cx = T::constant(g, x), cy = T::constant(g, y);  // read once, then used
   if (cx && cy) return rejection{reason::unsupported, "both operands are constants"};
   if (k == op_kind::div && cx)
     return rejection{reason::unsupported, "a constant dividend: c / x is not a scale of x"};
@@ -81,7 +81,7 @@ template <class G>
   if (!out) return rejection{reason::unsupported, "the quantize is not per tensor"};
   const scale_op op = k == op_kind::div ? scale_op::div : scale_op::mul;
   // The constant in its own type (float32 or float64, by value, borrowed or in a variant).
-  return with_float_scalar(g, cx ? x : y, [&](auto c) -> std::optional<rejection> {
+  return with_float_scalar(cx ? *cx : *cy, [&](auto c) -> std::optional<rejection> {
     if (T::kind(g, plan.source) == op_kind::dequantize) {  // after annotation: the sandwich
       std::optional<rejection> not_identity;
       if (const auto producer = identity_sandwich(g, plan.source, op, c, *out, o, not_identity)) {
