@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "onnx_tool.hpp"  // examples/onnx/, through the qfold_onnx target
+#include "onnx_tool.hpp"  // tools/onnx/, through the qfold_onnx_tool target
 
 namespace {
 

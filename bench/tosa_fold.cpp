@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "tosa_fold.hpp"  // examples/tosa_mlir/, through the qfold_tosa target
+#include "tosa_fold.hpp"  // tools/tosa_mlir/, through the qfold_tosa_tool target
 
 namespace {
 

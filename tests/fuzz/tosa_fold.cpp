@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "tosa_mlir/mlir16_guards.hpp"
+#include <qfold_tosa_mlir/mlir16_guards.hpp>
 
 namespace {
 

@@ -71,7 +71,7 @@ TEST_CASE("hostile: dims whose product wraps are never read (Conv and ConvTransp
     w.add_dims((std::int64_t{1} << 62) + 1);
     const float v[4] = {1, 2, 3, 4};
     w.set_raw_data(v, sizeof v);
-    CHECK(graph::tensor_problem(w) ==
+    CHECK(qfold_onnx::tensor_problem(w) ==
           "dims (4, 4611686018427387905): the product of the dims overflows");
     {
       onnx::ModelProto copy = b.m;
@@ -119,7 +119,7 @@ TEST_CASE("hostile: dims against data, each storage") {
     INFO(c.what);
     builder b = conv_bn();
     c.apply(init(b, "w"));
-    CHECK(graph::tensor_problem(init(b, "w")) == c.problem);
+    CHECK(qfold_onnx::tensor_problem(init(b, "w")) == c.problem);
     const auto [reason, note] = refused(b);
     CHECK(reason == "invalid_shape");
     CHECK(note == std::string("Conv weight: ") + c.problem);
@@ -134,7 +134,7 @@ TEST_CASE("hostile: a tensor with external data is not a constant, and qfold-onn
   auto* kv = w.add_external_data();
   kv->set_key("location");
   kv->set_value("../w.bin");
-  CHECK(graph::tensor_problem(w) == "external data");
+  CHECK(qfold_onnx::tensor_problem(w) == "external data");
   const auto [reason, note] = refused(b);
   CHECK(reason == "invalid_shape");
   CHECK(note == "Conv weight: external data");

@@ -71,8 +71,8 @@ else()
         -P ${_qfold_exec_dir}/run_lowered.cmake)
   endforeach()
 
-  # qfold-tosa-opt is defined in examples/, which the top level adds after tests/: the fold
-  # tests are registered at the end of the top-level directory, once every target exists.
+  # The fold tests are registered at the end of the top-level directory, once every target
+  # exists.
   function(_qfold_tosa_exec_fold_tests dir work modules mlir entries)
     if(NOT TARGET qfold-tosa-opt)
       message(STATUS "qfold: TOSA fold-vs-executor tests skipped: no qfold-tosa-opt target")

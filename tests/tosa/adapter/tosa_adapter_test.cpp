@@ -19,6 +19,7 @@
 #include <qfold/arith/rescale.hpp>
 #include <qfold/graph/dyt_alpha_pass.hpp>
 #include <qfold/graph/standard_pipeline.hpp>
+#include <qfold_tosa_mlir/tosa_graph.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -26,7 +27,6 @@
 
 #include "catch_compat.hpp"
 #include "tosa_fold.hpp"
-#include "tosa_graph.hpp"
 
 namespace {
 

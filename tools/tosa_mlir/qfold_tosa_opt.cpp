@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mlir16_guards.hpp"
+#include <qfold_tosa_mlir/mlir16_guards.hpp>
 #include "tosa_fold.hpp"
 
 namespace {

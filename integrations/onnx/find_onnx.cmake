@@ -1,7 +1,8 @@
-# Finds the ONNX C++ library and protobuf (Debian: libonnx-dev libprotobuf-dev
-# protobuf-compiler) and defines the INTERFACE target qfold_onnx (the adapter in this directory,
-# qfold, ONNX, protobuf). Sets QFOLD_ONNX_FOUND. Included by examples/onnx and by the tests
-# (which cmake processes first); the imported targets are made global so both see them.
+# The ONNX integration: finds the ONNX C++ library and protobuf (Debian: libonnx-dev
+# libprotobuf-dev protobuf-compiler) and defines qfold::onnx (target qfold_onnx), the adapter's
+# headers under include/qfold_onnx/ with qfold, ONNX, protobuf and threads. Sets QFOLD_ONNX_FOUND,
+# or QFOLD_ONNX_WHY. The top level includes this first; tests, tools and benchmarks see the target.
+# The package installs it as the `onnx` component: find_package(qfold COMPONENTS onnx).
 # -DQFOLD_ONNX=OFF skips everything ONNX.
 option(QFOLD_ONNX "Build the ONNX adapter, qfold-onnx and their tests when ONNX is found" ON)
 set(QFOLD_ONNX_FOUND FALSE)
@@ -29,12 +30,17 @@ foreach(_t IN ITEMS onnx onnx_proto protobuf::libprotobuf)
     set_target_properties(${_t} PROPERTIES IMPORTED_GLOBAL TRUE)
   endif()
 endforeach()
+find_package(Threads REQUIRED)  # the spill hands a large room's mapping to a second thread
+file(GLOB _qfold_onnx_headers CONFIGURE_DEPENDS
+     "${CMAKE_CURRENT_LIST_DIR}/include/qfold_onnx/*.hpp")
 add_library(qfold_onnx INTERFACE)
-target_include_directories(qfold_onnx INTERFACE "${CMAKE_CURRENT_LIST_DIR}")
+add_library(qfold::onnx ALIAS qfold_onnx)
+set_target_properties(qfold_onnx PROPERTIES EXPORT_NAME onnx)
+target_sources(qfold_onnx INTERFACE
+  FILE_SET HEADERS BASE_DIRS "${CMAKE_CURRENT_LIST_DIR}/include" FILES ${_qfold_onnx_headers})
+set_target_properties(qfold_onnx PROPERTIES VERIFY_INTERFACE_HEADER_SETS ${PROJECT_IS_TOP_LEVEL})
 # Imported targets' include directories are SYSTEM: protobuf's and ONNX's headers do not trip
 # qfold's warnings.
-find_package(Threads REQUIRED)  # a second thread: the spill maps large rooms, tool_support
-# removes a replaced output
 target_link_libraries(qfold_onnx INTERFACE qfold::qfold onnx onnx_proto protobuf::libprotobuf
                                            Threads::Threads)
 set(QFOLD_ONNX_FOUND TRUE)

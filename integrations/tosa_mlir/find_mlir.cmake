@@ -1,7 +1,7 @@
-# Finds MLIR 16 (Debian: llvm-16-dev libmlir-16-dev mlir-16-tools) and defines the INTERFACE
-# target qfold_tosa (the adapter in this directory and examples/common, qfold, MLIR's headers as
-# SYSTEM, the shared MLIR and LLVM-16 libraries). Sets QFOLD_TOSA_FOUND, or QFOLD_TOSA_WHY.
-# Included by examples/tosa_mlir and by tests/tosa (which cmake processes first).
+# The TOSA MLIR integration: finds MLIR 16 (Debian: llvm-16-dev libmlir-16-dev mlir-16-tools) and
+# defines qfold::tosa_mlir (target qfold_tosa_mlir: the adapter's headers under
+# include/qfold_tosa_mlir/, qfold, MLIR's headers as SYSTEM, the shared MLIR and LLVM-16
+# libraries). Sets QFOLD_TOSA_FOUND, or QFOLD_TOSA_WHY. The top level includes this first.
 # -DQFOLD_TOSA=OFF skips everything TOSA; MLIR_DIR / LLVM_DIR point at another install.
 option(QFOLD_TOSA "Build the TOSA MLIR adapter, qfold-tosa-opt and their tests when MLIR 16 is found" ON)
 set(QFOLD_TOSA_FOUND FALSE)
@@ -9,7 +9,7 @@ if(NOT QFOLD_TOSA)
   set(QFOLD_TOSA_WHY "QFOLD_TOSA is OFF")
   return()
 endif()
-if(TARGET qfold_tosa)
+if(TARGET qfold_tosa_mlir)
   set(QFOLD_TOSA_FOUND TRUE)
   return()
 endif()
@@ -34,17 +34,17 @@ if(NOT QFOLD_MLIR_LIBRARY OR NOT QFOLD_LLVM_LIBRARY)
   set(QFOLD_TOSA_WHY "MLIR 16's headers were found but not the shared libMLIR / libLLVM-16 in ${LLVM_LIBRARY_DIR} (Debian: libmlir-16-dev)")
   return()
 endif()
-add_library(qfold_tosa INTERFACE)
-target_include_directories(qfold_tosa INTERFACE "${CMAKE_CURRENT_LIST_DIR}")
+add_library(qfold_tosa_mlir INTERFACE)
+add_library(qfold::tosa_mlir ALIAS qfold_tosa_mlir)
+target_include_directories(qfold_tosa_mlir INTERFACE "${CMAKE_CURRENT_LIST_DIR}/include")
 # SYSTEM: MLIR's and LLVM's headers do not trip qfold's warnings (-Werror stays on for ours).
-target_include_directories(qfold_tosa SYSTEM INTERFACE ${MLIR_INCLUDE_DIRS} ${LLVM_INCLUDE_DIRS})
+target_include_directories(qfold_tosa_mlir SYSTEM INTERFACE ${MLIR_INCLUDE_DIRS} ${LLVM_INCLUDE_DIRS})
 # GCC warns about null dereferences in LLVM's inlined ilist code (a middle-end warning that SYSTEM
-# does not silence). Link qfold_dev_flags before qfold_tosa so that this comes after it.
+# does not silence). Link qfold_dev_flags before qfold_tosa_mlir so that this comes after it.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  target_compile_options(qfold_tosa INTERFACE -Wno-null-dereference)
+  target_compile_options(qfold_tosa_mlir INTERFACE -Wno-null-dereference)
 endif()
-find_package(Threads REQUIRED)  # tool_support.hpp removes a replaced output on a thread
-target_link_libraries(qfold_tosa INTERFACE qfold::qfold "${QFOLD_MLIR_LIBRARY}" "${QFOLD_LLVM_LIBRARY}"
-                                          Threads::Threads)
+target_link_libraries(qfold_tosa_mlir INTERFACE qfold::qfold "${QFOLD_MLIR_LIBRARY}"
+                                               "${QFOLD_LLVM_LIBRARY}")
 set(QFOLD_TOSA_FOUND TRUE)
 message(STATUS "qfold: MLIR ${LLVM_PACKAGE_VERSION} found (${MLIR_INCLUDE_DIRS})")

@@ -29,6 +29,7 @@
 #include <ostream>
 #include <qfold/graph/batch_norm_pass.hpp>
 #include <qfold/graph/report.hpp>
+#include <qfold_onnx/graph.hpp>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -38,7 +39,6 @@
 #include <vector>
 
 #include "../common/tool_support.hpp"
-#include "onnx_graph.hpp"
 
 namespace qfold_onnx {
 
@@ -428,7 +428,7 @@ inline void check_tensors(const onnx::GraphProto& g, const std::string& path,
     if (t.data_location() == onnx::TensorProto::EXTERNAL)
       throw tool_error(exit_bad_input,
                        "'" + path + "': " + what + ": " + external_data_problem(t, path));
-    if (auto why = graph::tensor_problem(t, aliases); !why.empty())
+    if (auto why = qfold_onnx::tensor_problem(t, aliases); !why.empty())
       throw tool_error(exit_bad_input, "'" + path + "': " + what + ": " + why);
   };
   for (const auto& t : g.initializer()) check(t, "initializer '" + t.name() + "'");
@@ -468,7 +468,7 @@ inline void check_convolutions(const onnx::GraphProto& g, const std::string& pat
     if (n.input_size() > 1)
       if (const auto it = constants.find(n.input(1)); it != constants.end())
         dims.emplace(it->second->dims().begin(), it->second->dims().end());
-    if (auto why = graph::conv_problem(n, dims); !why.empty())
+    if (auto why = qfold_onnx::conv_problem(n, dims); !why.empty())
       throw tool_error(exit_bad_input,
                        "'" + path + "': node '" + n.name() + "' (" + n.op_type() + "): " + why);
   }

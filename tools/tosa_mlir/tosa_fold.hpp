@@ -14,6 +14,7 @@
 #include <memory>
 #include <qfold/graph/report.hpp>
 #include <qfold/graph/standard_pipeline.hpp>
+#include <qfold_tosa_mlir/tosa_graph.hpp>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -22,7 +23,6 @@
 #include <vector>
 
 #include "../common/tool_support.hpp"
-#include "tosa_graph.hpp"
 
 namespace qfold_tosa {
 
