@@ -178,20 +178,6 @@ qfold::rescale_attributes rescale_attributes_from(py::handle d) {
   return a;
 }
 
-std::string_view int_type_name(qfold::int_type t) {
-  switch (t) {
-    case qfold::int_type::i8:
-      return "i8";
-    case qfold::int_type::i16:
-      return "i16";
-    case qfold::int_type::i32:
-      return "i32";
-    case qfold::int_type::i48:
-      return "i48";
-  }
-  return "unknown";
-}
-
 py::dict rescale_attributes_to(const qfold::rescale_attributes& a) {
   py::dict d;
   d["input_type"] = py::str(std::string(int_type_name(a.input_type)));

@@ -1,4 +1,4 @@
-// The ONNX adapter (examples/onnx/onnx_graph.hpp) and the tool's pieces (onnx_tool.hpp) on small
+// The ONNX adapter (qfold_onnx/graph.hpp) and the tool's pieces (onnx_tool.hpp) on small
 // hand-built models: what maps onto qfold's vocabulary, ONNX defaults, Identity and shared
 // initializers, every refusal, the values (equal to qfold::fold_batch_norm on the same data),
 // and that every output passes the ONNX checker.

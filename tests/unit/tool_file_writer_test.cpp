@@ -1,4 +1,4 @@
-// qfold_tool::file_writer (examples/common/tool_support.hpp), the tools' output writer: every
+// qfold_tool::file_writer (tools/common/tool_support.hpp), the tools' output writer: every
 // mode writes exactly the bytes put, in order, whatever their sizes, sources and alignments; the
 // direct modes really write through O_DIRECT where the file system has it; errors are reported,
 // never thrown.

@@ -60,6 +60,23 @@ struct site {
   std::size_t bytes_removed = 0, bytes_added = 0;
 };
 
+// A site of a qfold report with its nodes named by name_of(node) (the graph may then go).
+template <class Site, class NameOf>
+site named_site(const Site& s, NameOf&& name_of) {
+  site out;
+  out.pass = std::string(s.pass);
+  for (const auto n : s.nodes) out.nodes.push_back(name_of(n));
+  out.folded = s.folded();
+  out.bytes_removed = s.bytes_removed;
+  out.bytes_added = s.bytes_added;
+  if (s.rejected) {
+    out.reason = std::string(qfold::to_string(s.rejected->code));
+    out.message = std::string(s.rejected->message);
+    if (s.rejected->index != qfold::rejection::no_index) out.index = s.rejected->index;
+  }
+  return out;
+}
+
 struct totals {
   std::size_t folded = 0, rejected = 0, bytes_removed = 0, bytes_added = 0;
 };

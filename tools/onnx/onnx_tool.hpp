@@ -42,7 +42,7 @@
 
 namespace qfold_onnx {
 
-// Exit codes and the error that carries one: shared with qfold-tosa-opt (examples/common).
+// Exit codes and the error that carries one: shared with qfold-tosa-opt (tools/common).
 // 1: not a file, not ONNX, truncated, invalid (dims, data, attributes, external data),
 // unsupported opset, fails the checker; anything thrown before writing starts.
 using qfold_tool::exit_bad_input;
@@ -350,12 +350,12 @@ inline constexpr std::size_t splice_min_bytes = raw_aliases::min_bytes;
 
 // As parse_bytes, without copying the large raw_data of the main graph's initializers out of
 // `bytes` (which must then outlive the model) into fresh memory: each holds a one-byte
-// placeholder, and `aliases` gets its real bytes (see raw_aliases in onnx_graph.hpp): a view of
-// `bytes`, at whatever alignment they have (the adapter reads misaligned ones in place through
-// unaligned_constant, and copies them into the spill, from `fd`, the file `bytes` maps, only when
-// read as aligned floats). A model this cannot parse so (bytes protobuf would read differently,
-// e.g. two graph fields, which protobuf merges) is parsed whole, without aliases: the result is
-// always the model parse_bytes gives, with the same bytes.
+// placeholder, and `aliases` gets its real bytes (see raw_aliases in qfold_onnx/model_bytes.hpp): a
+// view of `bytes`, at whatever alignment they have (the adapter reads misaligned ones in place
+// through unaligned_constant, and copies them into the spill, from `fd`, the file `bytes` maps,
+// only when read as aligned floats). A model this cannot parse so (bytes protobuf would read
+// differently, e.g. two graph fields, which protobuf merges) is parsed whole, without aliases: the
+// result is always the model parse_bytes gives, with the same bytes.
 inline bool parse_bytes_aliased(std::string_view bytes, onnx::ModelProto& model,
                                 raw_aliases& aliases, int fd = -1) {
   aliases.clear();
@@ -571,16 +571,8 @@ inline fold_result fold_model(onnx::ModelProto& model, raw_aliases* aliases = nu
   graph g(model, aliases);
   const auto report = qfold::fold_batch_norms(g);
   for (const auto& s : report.sites) {
-    site out;
-    out.pass = std::string(s.pass);
-    for (const auto n : s.nodes) out.nodes.push_back(g.name(n));
-    out.folded = s.folded();
-    out.bytes_removed = s.bytes_removed;
-    out.bytes_added = s.bytes_added;
+    site out = qfold_tool::named_site(s, [&](graph::node_id n) { return g.name(n); });
     if (s.rejected) {
-      out.reason = std::string(qfold::to_string(s.rejected->code));
-      out.message = std::string(s.rejected->message);
-      if (s.rejected->index != qfold::rejection::no_index) out.index = s.rejected->index;
       const auto producer = s.nodes.front();
       if (const auto why = g.refusal(producer); why && s.nodes.size() > 1) {
         // The producer is invalid as the adapter reads it: its reason, not "unsupported".
@@ -710,7 +702,7 @@ bool for_each_bytes(const spliced_model& s, F&& f) {
 }
 
 // Writes the model through `out` (a temporary next to the target, renamed over it at the end:
-// examples/common/tool_support.hpp) and commits it.
+// tools/common/tool_support.hpp) and commits it.
 inline std::size_t write_model(
     onnx::ModelProto& model, qfold_tool::atomic_output& out, const raw_aliases* aliases = nullptr,
     qfold_tool::file_writer::mode how = qfold_tool::file_writer::mode::adaptive) {

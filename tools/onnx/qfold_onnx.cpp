@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
     const qfold_onnx::input_file in(info.input);
     info.input_bytes = in.bytes().size();
     // Large tensor data is never copied into fresh heap memory: it stays in the mapped input, or
-    // goes to the aliases' spill (onnx_graph.hpp, raw_aliases). `in` and `aliases` outlive `model`.
+    // goes to the aliases' spill (qfold_onnx/model_bytes.hpp, raw_aliases). `in` and `aliases`
+    // outlive `model`.
     qfold_onnx::raw_aliases aliases;
     onnx::ModelProto model = qfold_onnx::parse_model(in.bytes(), info.input, &aliases, in.fd());
     const auto result = qfold_onnx::fold_model(model, &aliases);

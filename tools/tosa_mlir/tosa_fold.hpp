@@ -65,20 +65,10 @@ inline std::vector<qfold_tool::site> fold_function(mlir::func::FuncOp f,
     const auto one = p.only(std::vector<std::string>{std::string(name)});
     const auto report = one.run(g);
     for (const auto& s : report.sites) {
-      qfold_tool::site out;
-      out.pass = std::string(s.pass);
-      for (const auto n : s.nodes) {
+      qfold_tool::site out = qfold_tool::named_site(s, [&](auto n) {
         const auto it = names.find(n.getAsOpaquePointer());
-        out.nodes.push_back(it != names.end() ? it->second : std::string("(a new node)"));
-      }
-      out.folded = s.folded();
-      out.bytes_removed = s.bytes_removed;
-      out.bytes_added = s.bytes_added;
-      if (s.rejected) {
-        out.reason = std::string(qfold::to_string(s.rejected->code));
-        out.message = std::string(s.rejected->message);
-        if (s.rejected->index != qfold::rejection::no_index) out.index = s.rejected->index;
-      }
+        return it != names.end() ? it->second : std::string("(a new node)");
+      });
       if (s.cleanup_failed) out.note = "an erase failed: unused nodes left";
       sites.push_back(std::move(out));
     }

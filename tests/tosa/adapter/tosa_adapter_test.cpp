@@ -1,4 +1,4 @@
-// The TOSA MLIR adapter (examples/tosa_mlir/tosa_graph.hpp) on small hand-written modules in
+// The TOSA MLIR adapter (qfold_tosa_mlir/tosa_graph.hpp) on small hand-written modules in
 // LLVM 16's generic form: every op kind it maps, operands, shared constants, block arguments,
 // the read points, bad input, the mutation points' all-or-nothing promise, and the DyT alpha site
 // as ExecuTorch's Arm backend lowers it (folded, verified; refused, byte-identical).

@@ -179,7 +179,6 @@ class graph : public model_table {
     return rank_of(outs.front()).value_or(0);
   }
 
-
   // Room for the values of the next add_constant of `count` floats (qfold's optional point): in
   // the spill, where add_constant would keep them, so that a pass folding into it is not followed
   // by a copy of its results. Empty where add_constant would not use the spill (small tensors, no

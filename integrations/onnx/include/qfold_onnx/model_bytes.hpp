@@ -284,10 +284,10 @@ class raw_spill {
 };
 
 // Tensor bytes kept outside the model. qfold-onnx parses its mapped input without copying large
-// raw_data (onnx_tool.hpp, parse_bytes_aliased), and add_constant keeps large folded tensors in
-// the spill: such a tensor holds a one-byte placeholder in raw_data (so that the ONNX checker
-// sees a data field) and its real bytes are the view here. A view whose data() is null means
-// "not aliased (any more)": raw_data holds the bytes. Writing the model (write_model) splices
+// raw_data (tools/onnx/onnx_tool.hpp, parse_bytes_aliased), and add_constant keeps large folded
+// tensors in the spill: such a tensor holds a one-byte placeholder in raw_data (so that the ONNX
+// checker sees a data field) and its real bytes are the view here. A view whose data() is null
+// means "not aliased (any more)": raw_data holds the bytes. Writing the model (write_model) splices
 // the views back in place of the placeholders. Views must stay valid as long as the model.
 // A tensor added by add_scaled_constant is not in the map: its raw_data is the placeholder and
 // its values are `deferred`, a batch-norm fold made piece by piece as the model is written, or in
