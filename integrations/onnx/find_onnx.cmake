@@ -24,14 +24,7 @@ foreach(_t IN ITEMS onnx onnx_proto protobuf::libprotobuf)
     set_target_properties(${_t} PROPERTIES IMPORTED_GLOBAL TRUE)
   endif()
 endforeach()
-file(GLOB _qfold_onnx_headers CONFIGURE_DEPENDS
-     "${CMAKE_CURRENT_LIST_DIR}/include/qfold_onnx/*.hpp")
-add_library(qfold_onnx INTERFACE)
-add_library(qfold::onnx ALIAS qfold_onnx)
-set_target_properties(qfold_onnx PROPERTIES EXPORT_NAME onnx)
-target_sources(qfold_onnx INTERFACE
-  FILE_SET HEADERS BASE_DIRS "${CMAKE_CURRENT_LIST_DIR}/include" FILES ${_qfold_onnx_headers})
-set_target_properties(qfold_onnx PROPERTIES VERIFY_INTERFACE_HEADER_SETS ${PROJECT_IS_TOP_LEVEL})
+qfold_add_integration(qfold_onnx onnx "${CMAKE_CURRENT_LIST_DIR}")
 # Imported targets' include directories are SYSTEM: protobuf's and ONNX's headers do not trip
 # qfold's warnings.
 target_link_libraries(qfold_onnx INTERFACE qfold::qfold onnx onnx_proto protobuf::libprotobuf

@@ -17,14 +17,7 @@ include("${CMAKE_CURRENT_LIST_DIR}/mlir_dependencies.cmake")
 if(NOT QFOLD_MLIR_DEPENDENCIES_FOUND)
   return()
 endif()
-file(GLOB _qfold_tosa_mlir_headers CONFIGURE_DEPENDS
-     "${CMAKE_CURRENT_LIST_DIR}/include/qfold_tosa_mlir/*.hpp")
-add_library(qfold_tosa_mlir INTERFACE)
-add_library(qfold::tosa_mlir ALIAS qfold_tosa_mlir)
-set_target_properties(qfold_tosa_mlir PROPERTIES EXPORT_NAME tosa_mlir)
-target_sources(qfold_tosa_mlir INTERFACE
-  FILE_SET HEADERS BASE_DIRS "${CMAKE_CURRENT_LIST_DIR}/include" FILES ${_qfold_tosa_mlir_headers})
-set_target_properties(qfold_tosa_mlir PROPERTIES VERIFY_INTERFACE_HEADER_SETS ${PROJECT_IS_TOP_LEVEL})
+qfold_add_integration(qfold_tosa_mlir tosa_mlir "${CMAKE_CURRENT_LIST_DIR}")
 # Link qfold_dev_flags before qfold_tosa_mlir, so that MLIR's warning exception comes after it.
 target_link_libraries(qfold_tosa_mlir INTERFACE qfold::qfold qfold::mlir_libraries)
 set(QFOLD_TOSA_FOUND TRUE)
