@@ -92,12 +92,13 @@ py::object apply_rescale(const py_rescale& r, py::handle values) {
   const py::array given = as_array(values, "rescale: values");
   check_rescale_call(r, given);
   return with_storage(a.input_type, a.input_unsigned, [&]<class In>() -> py::object {
-    const auto in = int_array_as<In>(given, "rescale: values");
+    // Read once into qfold's own memory: the GIL is released while it is checked and used.
+    const auto in = int_array_as<In>(given, "rescale: values", true);
     return with_storage(a.output_type, a.output_unsigned, [&]<class Out>() -> py::object {
       if constexpr (std::is_same_v<Out, std::int64_t>) {
         raise(qfold::errc::illegal_type, "rescale: output type i48 is not allowed");
       } else {
-        py::array_t<Out> out(shape_of(in));
+        auto out = new_array<Out>(shape_of(in), "rescale: values");
         const auto n = static_cast<std::size_t>(in.size());
         qfold::result<void> ok;
         {
@@ -132,10 +133,10 @@ py::object rescale(py::handle values, py::handle multiplier, py::handle shift,
   r.attributes.input_zp = input_zp;
   r.attributes.output_zp = output_zp;
   r.attributes.rounding = parse_rounding(rounding);
-  r.attributes.per_channel =
-      per_channel.is_none() ? per_channel_default(multiplier) : per_channel.cast<bool>();
+  r.attributes.per_channel = per_channel.is_none() ? per_channel_default(multiplier)
+                                                   : bool_arg(per_channel, "rescale: per_channel");
   auto& a = r.attributes;
-  const std::string out = dtype_string(output_dtype);
+  const std::string out = dtype_string(output_dtype, "rescale: output_dtype");
   const qfold::dtype od = parse_dtype(out, "rescale: output_dtype");
   a.output_unsigned = od == qfold::dtype::uint8 || od == qfold::dtype::uint16;
   a.output_type = od == qfold::dtype::int8 || od == qfold::dtype::uint8     ? qfold::int_type::i8
@@ -143,15 +144,17 @@ py::object rescale(py::handle values, py::handle multiplier, py::handle shift,
                                                                             : qfold::int_type::i32;
   const bool is_scalar = is_int_scalar(values);
   if (!input_type.is_none()) {
-    a.input_type = parse_int_type(input_type.cast<std::string>(), "rescale: input_type");
-    a.scale32 = scale32.is_none() ? a.input_type != qfold::int_type::i48 : scale32.cast<bool>();
+    a.input_type =
+        parse_int_type(str_arg(input_type, "rescale: input_type"), "rescale: input_type");
+    a.scale32 = scale32.is_none() ? a.input_type != qfold::int_type::i48
+                                  : bool_arg(scale32, "rescale: scale32");
   } else if (is_scalar) {
-    a.scale32 = scale32.is_none() || scale32.cast<bool>();
+    a.scale32 = scale32.is_none() || bool_arg(scale32, "rescale: scale32");
     a.input_type = a.scale32 ? qfold::int_type::i32 : qfold::int_type::i48;
   } else {
     const py::array arr = as_array(values, "rescale: values");
     const bool wide = arr.dtype().itemsize() == 8;
-    a.scale32 = scale32.is_none() ? !wide : scale32.cast<bool>();
+    a.scale32 = scale32.is_none() ? !wide : bool_arg(scale32, "rescale: scale32");
     visit_int(arr, "rescale: values", [](auto) { return 0; });  // a TypeError for float arrays
     input_type_from(arr, a.scale32, a);
     return apply_rescale(r, arr);
@@ -173,7 +176,7 @@ py::object elementwise2(py::handle x, py::handle y, std::string_view what, F&& f
   const auto b = int_array_as<T>(x_scalar ? x : (y_scalar ? py::handle(y) : y), what);
   if (!(x_scalar || y_scalar) && shape_of(a) != shape_of(b))
     raise(qfold::errc::size_mismatch, std::string(what) + ": the operands' shapes differ");
-  py::array_t<R> out(shape_of(a));
+  auto out = new_array<R>(shape_of(a), what);
   const T* p = a.data();
   const T* q = b.data();
   R* o = out.mutable_data();

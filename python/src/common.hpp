@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <initializer_list>
 #include <qfold/arith/rescale.hpp>
@@ -86,7 +87,46 @@ E parse_option(std::string_view s, std::initializer_list<std::pair<std::string_v
 qfold::dtype parse_dtype(std::string_view s, std::string_view what);
 std::string_view dtype_name(qfold::dtype t);
 // A dtype given as a string, a numpy dtype or a numpy scalar type: its name ("int8", ...).
-std::string dtype_string(py::handle d);
+std::string dtype_string(py::handle d, std::string_view what = "dtype");
+
+// An argument of the wrong Python type is a TypeError that names it and the type expected:
+// bool_arg takes a bool (or numpy.bool_), str_arg a str.
+bool bool_arg(py::handle obj, std::string_view what);
+std::string str_arg(py::handle obj, std::string_view what);
+[[noreturn]] void raise_type(py::handle obj, std::string_view what, std::string_view expected);
+
+// A MemoryError naming the argument (numpy could not allocate an array qfold needs for it).
+[[noreturn]] void raise_memory(std::string_view what, std::string_view detail);
+// A new array of this shape, or a MemoryError naming `what`.
+template <class T>
+py::array_t<T, py::array::c_style> new_array(const std::vector<py::ssize_t>& shape,
+                                             std::string_view what) {
+  try {
+    return py::array_t<T, py::array::c_style>(shape);
+  } catch (const py::error_already_set& e) {
+    if (!e.matches(PyExc_MemoryError)) throw;
+    raise_memory(what, "cannot allocate the result");
+  }
+}
+// a as a C-contiguous array of T, copied when it is not one already: pybind11's ensure(), whose
+// null result (numpy could not allocate the copy of, say, a huge broadcast view) is a MemoryError
+// naming `what` instead of a null array dereferenced later.
+template <class T>
+py::array_t<T, py::array::c_style> contiguous(const py::array& a, std::string_view what) {
+  auto r = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  if (!r) raise_memory(what, "cannot make a contiguous copy of the array");
+  return r;
+}
+// A copy of a in memory only qfold references: what a call reads after releasing the GIL, when
+// another thread may write the caller's buffer.
+template <class T>
+py::array_t<T, py::array::c_style> owned_copy(const py::array_t<T, py::array::c_style>& a,
+                                              std::string_view what) {
+  std::vector<py::ssize_t> shape(a.shape(), a.shape() + a.ndim());
+  auto r = new_array<T>(shape, what);
+  if (a.size() != 0) std::memcpy(r.mutable_data(), a.data(), static_cast<std::size_t>(a.nbytes()));
+  return r;
+}
 
 // The element types the bindings move in and out.
 template <class T>
@@ -106,9 +146,8 @@ template <class F>
 decltype(auto) visit_int(const py::array& a, std::string_view what, F&& f) {
   const char kind = a.dtype().kind();
   const auto size = a.dtype().itemsize();
-  using flags = std::integral_constant<int, py::array::c_style | py::array::forcecast>;
   auto as = [&]<class T>() {
-    return f(py::array_t<T, flags::value>::ensure(a));  // same kind and size: never lossy
+    return f(contiguous<T>(a, what));  // same kind and size: never lossy
   };
   if (kind == 'i') {
     if (size == 1) return as.template operator()<std::int8_t>();
@@ -127,40 +166,42 @@ decltype(auto) visit_int(const py::array& a, std::string_view what, F&& f) {
 
 std::vector<py::ssize_t> shape_of(const py::array& a);
 
-// The integers of obj as a contiguous array of T: no copy when the element type already is T,
-// otherwise converted with every value checked (errc::value_out_of_range, index = the first
-// element, in C order, that does not fit T).
+// The integers of obj as a contiguous array of T: no copy when the element type already is T
+// (unless `owned`: then always a copy only qfold references), otherwise converted with every value
+// checked (errc::value_out_of_range, index = the first element, in C order, that does not fit T).
 template <class T>
-py::array_t<T, py::array::c_style> int_array_as(py::handle obj, std::string_view what) {
+py::array_t<T, py::array::c_style> int_array_as(py::handle obj, std::string_view what,
+                                                bool owned = false) {
   py::array a = as_array(obj, what);
   // numpy.asarray([]) is float64: an empty list is as good an empty integer array as any.
   if (a.size() == 0 && !py::isinstance<py::array>(obj)) a = py::array_t<T>(shape_of(a));
-  return visit_int(a, what,
-                   [&]<class S>(py::array_t<S, py::array::c_style | py::array::forcecast> src)
-                       -> py::array_t<T, py::array::c_style> {
-                     if constexpr (std::is_same_v<S, T>) {
-                       return src;
-                     } else {
-                       py::array_t<T, py::array::c_style> out(shape_of(src));
-                       const S* in = src.data();
-                       T* o = out.mutable_data();
-                       const auto n = static_cast<std::size_t>(src.size());
-                       for (std::size_t i = 0; i < n; ++i) {
-                         if (!std::in_range<T>(in[i]))
-                           raise(qfold::errc::value_out_of_range,
-                                 std::string(what) + ": a value does not fit the element type", i);
-                         o[i] = static_cast<T>(in[i]);
-                       }
-                       return out;
-                     }
-                   });
+  return visit_int(
+      a, what,
+      [&]<class S>(py::array_t<S, py::array::c_style> src) -> py::array_t<T, py::array::c_style> {
+        if constexpr (std::is_same_v<S, T>) {
+          return owned ? owned_copy(src, what) : src;
+        } else {
+          auto out = new_array<T>(shape_of(src), what);
+          const S* in = src.data();
+          T* o = out.mutable_data();
+          const auto n = static_cast<std::size_t>(src.size());
+          for (std::size_t i = 0; i < n; ++i) {
+            if (!std::in_range<T>(in[i]))
+              raise(qfold::errc::value_out_of_range,
+                    std::string(what) + ": a value does not fit the element type", i);
+            o[i] = static_cast<T>(in[i]);
+          }
+          return out;
+        }
+      });
 }
 
 // The floats of obj as a contiguous array of T. An ndarray (or tensor) must already hold T: a
 // float64 array where float32 is computed is a TypeError, never a silent rounding. Lists and
 // Python numbers are converted.
 template <class T>
-py::array_t<T, py::array::c_style> float_array_as(py::handle obj, std::string_view what) {
+py::array_t<T, py::array::c_style> float_array_as(py::handle obj, std::string_view what,
+                                                  bool owned = false) {
   const bool is_array = py::isinstance<py::array>(obj) || py::hasattr(obj, "numpy");
   const py::array a = as_array(obj, what);
   if (a.dtype().kind() != 'f' && (is_array || (a.dtype().kind() != 'i' && a.dtype().kind() != 'u')))
@@ -170,7 +211,9 @@ py::array_t<T, py::array::c_style> float_array_as(py::handle obj, std::string_vi
     throw py::type_error(std::string(what) + ": expected " +
                          (sizeof(T) == 4 ? "float32" : "float64") + ", got dtype " +
                          std::string(py::str(a.dtype())));
-  return py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  auto r = contiguous<T>(a, what);
+  // A converted list is qfold's own already; an array may be the caller's buffer.
+  return owned && is_array ? owned_copy(r, what) : r;
 }
 
 // A Python int (or numpy integer) as an int64, or errc::value_out_of_range naming `what`.
@@ -189,7 +232,7 @@ py::object elementwise(py::handle x, std::string_view what, F&& f) {
     return py::int_(value_or_raise(f(static_cast<T>(v))));
   }
   const auto in = int_array_as<T>(x, what);
-  py::array_t<R> out(shape_of(in));
+  auto out = new_array<R>(shape_of(in), what);
   const T* p = in.data();
   R* o = out.mutable_data();
   const auto n = static_cast<std::size_t>(in.size());

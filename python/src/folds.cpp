@@ -39,18 +39,20 @@ template <class T>
 py::object batch_norm(const py::array& weight, py::handle bias, py::handle mean, py::handle var,
                       py::handle gamma, py::handle beta, double eps, qfold::weights_kind kind,
                       qfold::weight_layout layout, std::int64_t groups, bool training) {
-  const auto w = float_array_as<T>(weight, "fold_batch_norm: weight");
+  // Every input read once into qfold's own memory: the GIL is released while the fold checks
+  // them (finite variances, ...) and uses them, and another thread may write the caller's arrays.
+  const auto w = float_array_as<T>(weight, "fold_batch_norm: weight", true);
   const std::vector<std::int64_t> shape(w.shape(), w.shape() + w.ndim());
   py::array_t<T, py::array::c_style> b;
-  if (!bias.is_none()) b = float_array_as<T>(bias, "fold_batch_norm: bias");
-  const auto mu = float_array_as<T>(mean, "fold_batch_norm: mean");
-  const auto v = float_array_as<T>(var, "fold_batch_norm: var");
-  const auto g = float_array_as<T>(gamma, "fold_batch_norm: gamma");
-  const auto be = float_array_as<T>(beta, "fold_batch_norm: beta");
+  if (!bias.is_none()) b = float_array_as<T>(bias, "fold_batch_norm: bias", true);
+  const auto mu = float_array_as<T>(mean, "fold_batch_norm: mean", true);
+  const auto v = float_array_as<T>(var, "fold_batch_norm: var", true);
+  const auto g = float_array_as<T>(gamma, "fold_batch_norm: gamma", true);
+  const auto be = float_array_as<T>(beta, "fold_batch_norm: beta", true);
   for (const auto* p : {&mu, &v, &g, &be})
     if (p->ndim() != 1) raise(qfold::errc::invalid_shape, "fold_batch_norm: statistics are 1-D");
-  py::array_t<T> folded_w(shape_of(w));
-  py::array_t<T> folded_b(mu.size());
+  auto folded_w = new_array<T>(shape_of(w), "fold_batch_norm: weight");
+  auto folded_b = new_array<T>({mu.size()}, "fold_batch_norm: mean");
   const qfold::weights_view<T> view(span_of(w), shape, layout, groups, kind);
   const qfold::batch_norm_params<T> bn{span_of(mu), span_of(v),          span_of(g),
                                        span_of(be), static_cast<T>(eps), training};
@@ -67,8 +69,8 @@ py::object batch_norm(const py::array& weight, py::handle bias, py::handle mean,
 }
 
 qfold::domain range_arg(py::handle t, std::string_view what) {
-  const py::tuple p = py::reinterpret_borrow<py::object>(t).cast<py::tuple>();
-  if (p.size() != 2) throw py::type_error(std::string(what) + ": expected (lo, hi)");
+  if (!py::isinstance<py::tuple>(t) || py::len(t) != 2) raise_type(t, what, "a tuple (lo, hi)");
+  const auto p = py::reinterpret_borrow<py::tuple>(t);
   return {int_arg(p[0], what), int_arg(p[1], what)};
 }
 const py_rescale& rescale_arg(py::handle r, std::string_view what) {
@@ -203,7 +205,8 @@ void bind_folds(py::module_& m) {
             parse_layout(weight_layout),
             groups,
             span_of(wzp),
-            parse_dtype(dtype_string(weight_dtype), "fold_dyt_affine: weight_dtype"),
+            parse_dtype(dtype_string(weight_dtype, "fold_dyt_affine: weight_dtype"),
+                        "fold_dyt_affine: weight_dtype"),
             bias.is_none() ? std::span<const std::int64_t>{} : span_of(cb),
             input_zero_point,
             padded};

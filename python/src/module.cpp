@@ -115,9 +115,36 @@ std::string_view dtype_name(qfold::dtype t) {
   }
   return "unknown";
 }
-std::string dtype_string(py::handle d) {
+std::string dtype_string(py::handle d, std::string_view what) {
   if (py::isinstance<py::str>(d)) return d.cast<std::string>();
-  return py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(d)));
+  try {
+    return py::str(py::dtype::from_args(py::reinterpret_borrow<py::object>(d)));
+  } catch (const py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+    raise_type(d, what, "a dtype (a name such as \"int8\", or numpy.int8)");
+  }
+}
+
+[[noreturn]] void raise_type(py::handle obj, std::string_view what, std::string_view expected) {
+  throw py::type_error(std::string(what) + ": expected " + std::string(expected) + ", got " +
+                       Py_TYPE(obj.ptr())->tp_name);
+}
+bool bool_arg(py::handle obj, std::string_view what) {
+  if (PyBool_Check(obj.ptr())) return obj.ptr() == Py_True;
+  if (py::isinstance(obj, py::module_::import("numpy").attr("bool_")))
+    return py::bool_(py::reinterpret_borrow<py::object>(obj));
+  raise_type(obj, what, "a bool");
+}
+std::string str_arg(py::handle obj, std::string_view what) {
+  if (!py::isinstance<py::str>(obj)) raise_type(obj, what, "a str");
+  return obj.cast<std::string>();
+}
+[[noreturn]] void raise_memory(std::string_view what, std::string_view detail) {
+  PyErr_Clear();
+  PyErr_SetString(
+      PyExc_MemoryError,
+      (std::string(what) + ": " + std::string(detail) + " (not enough memory)").c_str());
+  throw py::error_already_set();
 }
 
 qfold::int_type parse_int_type(std::string_view s, std::string_view what) {
@@ -321,7 +348,8 @@ void bind_values(py::module_& m) {
       "within dtype. qmin/qmax default to the dtype's range. Validated where used.")
       .def(py::init([](double scale, std::int64_t zero_point, py::handle dtype, py::object qmin,
                        py::object qmax) {
-             const qfold::dtype t = parse_dtype(dtype_string(dtype), "QParams: dtype");
+             const qfold::dtype t =
+                 parse_dtype(dtype_string(dtype, "QParams: dtype"), "QParams: dtype");
              if (!std::in_range<std::int32_t>(zero_point))
                raise(qfold::errc::zero_point_out_of_range, "QParams: zero point outside int32");
              qfold::qparams q =
@@ -395,8 +423,8 @@ void bind_values(py::module_& m) {
              a.output_zp = output_zp;
              a.scale32 = scale32;
              a.rounding = parse_rounding(rounding);
-             a.per_channel =
-                 per_channel.is_none() ? per_channel_default(multiplier) : per_channel.cast<bool>();
+             a.per_channel = per_channel.is_none() ? per_channel_default(multiplier)
+                                                   : bool_arg(per_channel, "Rescale: per_channel");
              a.input_unsigned = input_unsigned;
              a.output_unsigned = output_unsigned;
              return r;

@@ -166,7 +166,7 @@ qfold::int16_table int16_table_of(py::handle values, std::string_view what) {
 py::object lookup(py::handle table, py::handle codes, py::object input_dtype) {
   std::string in_name = "int8";
   if (!input_dtype.is_none()) {
-    in_name = dtype_string(input_dtype);
+    in_name = dtype_string(input_dtype, "lookup: input_dtype");
   } else if (!is_int_scalar(codes)) {
     const py::array c = as_array(codes, "lookup: codes");
     if (c.dtype().kind() == 'u' && c.dtype().itemsize() == 1) in_name = "uint8";
@@ -284,8 +284,10 @@ void bind_chain(py::module_& c) {
       "collapse",
       [](py::handle steps, py::handle input_dtype, py::handle output_dtype) -> py::array {
         const auto s = steps_from(steps);
-        const qfold::dtype in = parse_dtype(dtype_string(input_dtype), "collapse: input_dtype");
-        const qfold::dtype out = parse_dtype(dtype_string(output_dtype), "collapse: output_dtype");
+        const qfold::dtype in = parse_dtype(dtype_string(input_dtype, "collapse: input_dtype"),
+                                            "collapse: input_dtype");
+        const qfold::dtype out = parse_dtype(dtype_string(output_dtype, "collapse: output_dtype"),
+                                             "collapse: output_dtype");
         return with_int8_type(in, "collapse: input_dtype", [&]<class In>() -> py::array {
           const auto go = [&]<class Out>() -> py::array {
             return to_array(value_or_raise(ch::collapse<In, Out>(s)).values);
