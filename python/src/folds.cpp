@@ -178,7 +178,8 @@ void bind_folds(py::module_& m) {
          py::handle scaled_rescale, py::handle beta_rescale, py::handle beta,
          py::handle sum_rescale, py::handle weights, const std::string& weight_layout,
          std::int64_t groups, py::handle weight_zero_points, py::handle weight_dtype,
-         py::handle bias, std::int64_t input_zero_point, bool padded) -> py::object {
+         py::handle bias, std::int64_t input_zero_point, py::handle padded_arg) -> py::object {
+        const bool padded = bool_arg(padded_arg, "fold_dyt_affine: padded");
         const auto t = int_array_as<std::int8_t>(table, "fold_dyt_affine: table");
         const auto g = int_array_as<std::int64_t>(gamma, "fold_dyt_affine: gamma");
         const auto b = int_array_as<std::int64_t>(beta, "fold_dyt_affine: beta");
@@ -187,6 +188,16 @@ void bind_folds(py::module_& m) {
             int_array_as<std::int64_t>(weight_zero_points, "fold_dyt_affine: weight_zero_points");
         py::array_t<std::int64_t, py::array::c_style> cb;
         if (!bias.is_none()) cb = int_array_as<std::int64_t>(bias, "fold_dyt_affine: bias");
+        // Per-channel values are 1-D (a (2, 2) gamma is not 4 channels), and a bias given is not
+        // empty: the fold reads an empty span as "no bias".
+        if (t.ndim() > 1 || g.ndim() > 1 || b.ndim() > 1 || cb.ndim() > 1 ||
+            (!bias.is_none() && cb.size() == 0))
+          return to_python(qfold::rejection{
+              qfold::reason::invalid_shape,
+              "fold_dyt_affine: table, gamma, beta and bias are 1-D, a bias not empty"});
+        if (wzp.ndim() > 1)
+          return to_python(qfold::rejection{qfold::reason::invalid_shape,
+                                            "fold_dyt_affine: weight_zero_points are 1-D"});
         const std::vector<std::int64_t> shape(w.shape(), w.shape() + w.ndim());
         const qfold::dyt_affine_site site{span_of(t),
                                           table_zero_point,
@@ -233,7 +244,7 @@ void bind_folds(py::module_& m) {
       py::arg("weights"), py::arg("weight_layout") = "o_i_s", py::arg("groups") = 1,
       py::arg("weight_zero_points") = std::vector<std::int64_t>{0},
       py::arg("weight_dtype") = "int8", py::arg("bias") = py::none(),
-      py::arg("input_zero_point") = 0, py::arg("padded") = false,
+      py::arg("input_zero_point") = 0, py::arg("padded") = py::bool_(false),
       "DyT's per-channel gamma/beta folded into the next conv's integer weights and bias, only "
       "where each channel's map is exactly integer-affine on the table's codes; a DytAffinePlan "
       "or a qfold.Rejection (witness index: the channel, weight or bias).");

@@ -135,3 +135,56 @@ def test_numpy_bool_is_a_bool():
 def test_lookup_wrong_dtype_argument_names_it():
     with pytest.raises(TypeError, match="lookup: input_dtype: expected a dtype"):
         qfold.lookup(np.arange(-128, 128, dtype=np.int8), np.zeros(2, np.int8), input_dtype=3.5)
+
+
+# --- fold_dyt_affine's argument edges ----------------------------------------------------------
+
+def dyt_affine_args():
+    from test_folds import affine_site
+    small = np.clip(np.arange(-128, 128), -40, 40).astype(np.int8)
+    return dict(affine_site(2, small), weights=np.ones((2, 3, 3, 3), np.int64), bias=[1, 2])
+
+
+def test_dyt_affine_baseline_folds():
+    assert qfold.fold_dyt_affine(**dyt_affine_args()).action == "fold"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("gamma", np.full((3, 1), 2)),   # 3 values, but not one per channel
+    ("beta", np.zeros((1, 3), np.int64)),
+    ("bias", np.zeros((2, 1), np.int64)),
+    ("bias", []),                    # given, but empty: the fold would read it as no bias
+    ("table", np.zeros((16, 16), np.int8)),
+    ("weight_zero_points", np.zeros((1, 1), np.int64)),
+])
+def test_dyt_affine_per_channel_values_are_1d(key, value):
+    r = qfold.fold_dyt_affine(**{**dyt_affine_args(), key: value})
+    assert isinstance(r, qfold.Rejection) and r.reason == "invalid_shape"
+
+
+@pytest.mark.parametrize("value", [0, None, "yes"])
+def test_dyt_affine_padded_is_a_bool(value):
+    with pytest.raises(TypeError, match="padded: expected a bool"):
+        qfold.fold_dyt_affine(**{**dyt_affine_args(), "padded": value})
+
+
+HOSTILE_VALUES = [None, 0, -1, 2**70, 1.5, "x", [], [[1, 2], [3, 4]], np.zeros((2, 2), np.int64),
+                  np.zeros(0, np.int8), np.zeros(300, np.int8), np.full(256, 3000, np.int16),
+                  np.broadcast_to(np.int64(1), (HUGE,)), np.zeros((2, 3, 3, 3, 1), np.int64),
+                  np.array(5), object(), [1] * 3, np.array([2**62, -2**62]),
+                  np.full(3, -2**40, np.int64), qfold.Rescale(1 << 30, 31)]
+
+
+def test_dyt_affine_hostile_arguments_are_refused_or_named():
+    """Every argument, every hostile value: a plan, a Rejection, or a named exception."""
+    base = dyt_affine_args()
+    for key in list(base) + ["weight_layout", "groups", "weight_zero_points", "weight_dtype",
+                             "input_zero_point", "padded"]:
+        for value in HOSTILE_VALUES:
+            try:
+                r = qfold.fold_dyt_affine(**{**base, key: value})
+            except (TypeError, MemoryError, qfold.Error):
+                continue
+            assert isinstance(r, (qfold.Rejection, qfold.DytAffinePlan)), (key, value)
+            if isinstance(r, qfold.DytAffinePlan) and r.action == "fold":
+                assert r.weights.shape == np.shape(base["weights"]) or key == "weights"
