@@ -328,7 +328,7 @@ void bind_tflite(py::module_& t) {
         return qfold::tflite::same_function(parse_tflite_rounding(rounding), tosa_double_round,
                                             tflite_shift);
       },
-      py::arg("rounding"), py::arg("tosa_double_round"), py::arg("tflite_shift"),
+      py::arg("rounding"), py::arg("tosa_double_round").noconvert(), py::arg("tflite_shift"),
       "Whether TFLite's build and TOSA's rounding compute the same function at this shift.");
 }
 
@@ -543,7 +543,8 @@ void bind_arith(py::module_& m) {
         r.scales = {{q, s}};
         return apply_rescale(r, int_array_as<std::int32_t>(value, "apply_scale_32: value"));
       },
-      py::arg("value"), py::arg("multiplier"), py::arg("shift"), py::arg("double_round") = false,
+      py::arg("value"), py::arg("multiplier"), py::arg("shift"),
+      py::arg("double_round").noconvert() = false,
       "TOSA apply_scale_32 on an int or an array (int32 out; other integer dtypes are converted, "
       "checked). Raises qfold.Error for every broken REQUIRE (index = the element).");
   m.def(

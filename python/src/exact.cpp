@@ -71,8 +71,9 @@ void bind_types(py::module_& m) {
              return s;
            }),
            py::kw_only(), py::arg("input_type") = "i8", py::arg("output_type") = "i8",
-           py::arg("input_unsigned") = false, py::arg("output_unsigned") = false,
-           py::arg("scale32") = true, py::arg("allow_double_round") = true,
+           py::arg("input_unsigned").noconvert() = false,
+           py::arg("output_unsigned").noconvert() = false, py::arg("scale32").noconvert() = true,
+           py::arg("allow_double_round").noconvert() = true,
            py::arg("input_zero_points") = std::vector<std::int64_t>{})
       .def_property_readonly("input_type",
                              [](const py_space& s) { return int_type_name(s.space.input_type); })

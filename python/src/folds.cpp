@@ -111,7 +111,7 @@ void bind_folds(py::module_& m) {
       },
       py::arg("weight"), py::arg("bias"), py::arg("mean"), py::arg("var"), py::arg("gamma"),
       py::arg("beta"), py::arg("eps") = 1e-5, py::kw_only(), py::arg("kind") = "conv",
-      py::arg("layout") = "o_i_s", py::arg("groups") = 1, py::arg("training") = false,
+      py::arg("layout") = "o_i_s", py::arg("groups") = 1, py::arg("training").noconvert() = false,
       "Inference batch norm folded into the preceding conv (kind='conv', layout o_i_s for "
       "Conv1d/2d/3d, i_o_s for ConvTranspose, o_s_i / s_i_o for TFLite / TF; groups) or linear "
       "(kind='linear') in the weight's dtype, in torch.nn.utils.fusion's operation order. bias "

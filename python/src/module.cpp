@@ -431,9 +431,10 @@ void bind_values(py::module_& m) {
            }),
            py::arg("multiplier"), py::arg("shift") = py::none(), py::kw_only(),
            py::arg("input_type") = "i8", py::arg("output_type") = "i8", py::arg("input_zp") = 0,
-           py::arg("output_zp") = 0, py::arg("scale32") = true,
+           py::arg("output_zp") = 0, py::arg("scale32").noconvert() = true,
            py::arg("rounding") = "single_round", py::arg("per_channel") = py::none(),
-           py::arg("input_unsigned") = false, py::arg("output_unsigned") = false)
+           py::arg("input_unsigned").noconvert() = false,
+           py::arg("output_unsigned").noconvert() = false)
       .def_property_readonly(
           "input_type", [](const py_rescale& r) { return int_type_name(r.attributes.input_type); })
       .def_property_readonly(

@@ -220,7 +220,7 @@ void bind_chain(py::module_& c) {
       .def(py::init([](std::int32_t constant, int shift, bool wrap_) {
              return ch::mul{constant, shift, wrap_};
            }),
-           py::arg("constant"), py::arg("shift") = 0, py::arg("wrap") = true)
+           py::arg("constant"), py::arg("shift") = 0, py::arg("wrap").noconvert() = true)
       .def_readonly("constant", &ch::mul::constant)
       .def_readonly("shift", &ch::mul::shift)
       .def_readonly("wrap", &ch::mul::wrap);
@@ -323,7 +323,7 @@ void bind_chain(py::module_& c) {
       [](py::handle steps, bool require_exact) {
         return value_or_raise(ch::collapse_int16(steps_from(steps), require_exact));
       },
-      py::arg("steps"), py::arg("require_exact") = false,
+      py::arg("steps"), py::arg("require_exact").noconvert() = false,
       "An int16 chain as a 513-knot table checked on all 65,536 codes (require_exact: "
       "qfold.Error not_exact at the first differing code + 32768).");
 }

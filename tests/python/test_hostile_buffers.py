@@ -188,3 +188,19 @@ def test_dyt_affine_hostile_arguments_are_refused_or_named():
             assert isinstance(r, (qfold.Rejection, qfold.DytAffinePlan)), (key, value)
             if isinstance(r, qfold.DytAffinePlan) and r.action == "fold":
                 assert r.weights.shape == np.shape(base["weights"]) or key == "weights"
+
+
+@pytest.mark.parametrize("call", [
+    lambda v: qfold.fold_batch_norm(np.ones((1, 1), np.float32), None, [0.0], [1.0], [1.0],
+                                    [0.0], kind="linear", training=v),
+    lambda v: qfold.apply_scale_32(5, 1 << 30, 31, double_round=v),
+    lambda v: qfold.Rescale(1 << 30, 31, scale32=v),
+])
+@pytest.mark.parametrize("value", [None, 0, 1, 2.5])
+def test_flags_take_bools_only(call, value):
+    """A flag given None or a number is a TypeError, never its truth value (training=None would
+    otherwise fold a training-mode batch norm)."""
+    with pytest.raises(TypeError):
+        call(value)
+    call(np.bool_(True))
+    call(False)
