@@ -288,6 +288,16 @@ class Site:
     def bytes_removed(self) -> int: ...
     @property
     def cleanup_failed(self) -> bool: ...
+    @property
+    def rollback_failed(self) -> bool:
+        """The site's apply failed and so did its undo (an inverse raised, or a node an add_*
+        made under a wrong answer could not be found and erased): reason adapter_failure, and the
+        IR may differ from what it was."""
+    @property
+    def adapter_error(self) -> Optional[str]:
+        """The text of the adapter error that broke this site (its adapter_failure, or a folded
+        site's cleanup), e.g. "use_count(n) returned -1, expected an int >= 0"; None if none
+        or not known. An adapter_failure's message ends with it too."""
 
 class GraphReport:
     """What run_passes did: every site in order, and the text of each adapter exception."""
@@ -299,6 +309,12 @@ class GraphReport:
     def folded(self) -> int: ...
     @property
     def rejected(self) -> int: ...
+    @property
+    def rollback_failed(self) -> int:
+        """Sites whose rollback failed (Site.rollback_failed): the IR may differ."""
+    @property
+    def ir_changed(self) -> bool:
+        """Whether the IR may differ from what it was: a site folded, or a rollback failed."""
     @property
     def bytes_removed(self) -> int: ...
     def __len__(self) -> int: ...
@@ -313,8 +329,11 @@ def run_passes(ir: Any, passes: Optional[Sequence[str]] = None,
     """Runs qfold's graph passes over ir, an object whose methods are the customization points
     (FloatIR, IntegerIR below; docs/python.md). passes=None runs every pass whose methods ir's
     class or instance __dict__ has; a pass named here without them is a qfold.Error naming the
-    missing methods. A method's exception, or a value that does not fit, is that site's
-    adapter_failure, rolled back."""
+    missing methods. A method's exception, or an answer of the wrong type or range (named:
+    "use_count(n) returned -1, expected an int >= 0"; a node listed twice; an add_* returning
+    None or an existing id), is that site's adapter_failure, rolled back; a rollback that could
+    not be completed is Site.rollback_failed (GraphReport.rollback_failed, ir_changed).
+    Batch-norm statistics that are not 1-D are refused, invalid_shape."""
 
 # --- the Python IR protocols (documentation only: run_passes takes any object) -----------------
 Node = Any  # any hashable object the IR hands out

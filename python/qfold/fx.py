@@ -5,7 +5,8 @@ Conv1d/2d/3d, ConvTranspose1d/2d/3d (grouped too) or Linear module whose output 
 with qfold's fold_batch_norm (float32 results bit-identical to ``torch.nn.utils.fusion``'s
 ``fuse_conv_bn_eval`` / ``fuse_linear_bn_eval``, correct for grouped transposed convolutions).
 Refused sites (a BN in training mode, a conv output read twice, a Linear whose output rank is not
-known to be 2, float64 weights, ...) are left exactly as they were and listed in the report.
+known to be 2, a Conv1d whose input may be unbatched, float64 weights, ...) are left exactly as
+they were and listed in the report.
 On torch's reference-quantized graphs it folds constant scales into ``quantize_per_tensor`` and
 removes requantize sandwiches (around shared-qparams ops such as max pool and flatten, which
 then run on the codes) where qfold proves every code comes back unchanged.
@@ -13,11 +14,13 @@ then run on the codes) where qfold proves every code comes back unchanged.
 The adapter below (:class:`FxIR`) is the Python IR protocol of docs/python.md over an fx graph:
 parameters and buffers are constant nodes (:class:`Param`), the pass's new weights are
 :class:`Const` nodes, and the pass's mutations are recorded on operand lists; only once the pass
-has returned are they written into the GraphModule (new modules, rewired nodes, erased BNs).
+has returned are they written into the GraphModule (new modules, rewired nodes, erased BNs), all
+or nothing: if writing raises half way, the GraphModule is put back as it was.
 """
 
 import copy
 import operator
+from itertools import chain
 
 import numpy as np
 import torch
@@ -31,6 +34,9 @@ _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2
           nn.ConvTranspose3d)
 _TRANSPOSED = (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
 _BNS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+# The input rank a BatchNorm accepts, when only one: a conv of that many dims minus 2 reading into
+# it is batched (torch's convs also take unbatched input, whose channels are axis 0, not 1).
+_BN_RANK = {nn.BatchNorm2d: 4, nn.BatchNorm3d: 5}
 _QDTYPES = {torch.qint8: "int8", torch.quint8: "uint8", torch.qint32: "int32"}
 _DIVS = (operator.truediv, torch.div, torch.true_divide)
 _MULS = (operator.mul, torch.mul)
@@ -81,22 +87,43 @@ def _node_operands(node):
     return out
 
 
+def _plain(m, types):
+    """Whether m is exactly one of types, without forward hooks: a subclass may compute something
+    else (torch's parametrized and QAT convs do), and a hook would see, or undo, the fold (the old
+    weight_norm recomputes the weight before every call)."""
+    return type(m) in types and not m._forward_hooks and not m._forward_pre_hooks
+
+
+def _referenced(target, refs):
+    """Whether a submodule path in refs (call_module and get_attr targets) reaches target's
+    module or something in it, or is a module that holds it."""
+    return any(r == target or r.startswith(target + ".") or target.startswith(r + ".")
+               for r in refs)
+
+
 class FxIR:
     """The qfold Python IR protocol over ``gm`` (read during run_passes, written by apply())."""
 
     def __init__(self, gm):
         self.gm = gm
         self.fx_nodes = list(gm.graph.nodes)
+        # What the pass reads, kept to check that apply() writes into the same GraphModule (a
+        # hook run by ShapeProp could replace a submodule or edit the graph in the meantime).
+        self.modules = {n.target: gm.get_submodule(n.target) for n in self.fx_nodes
+                        if n.op == "call_module"}
+        self.graph_text = str(gm.graph)
+        self.ranks = {}  # fx node -> output rank, from fold's example_inputs (see _rank)
+        self.batched = {}  # conv node -> whether its output is known to be batched (_batched)
         self.ops = {}
         self.kinds = {}
         for n in self.fx_nodes:
             self.kinds[n] = k = self._fx_kind(n)
             if k in ("convolution", "linear"):
-                m = gm.get_submodule(n.target)
+                m = self.modules[n.target]
                 self.ops[n] = [n.args[0], Param(n.target, "weight")] + (
                     [Param(n.target, "bias")] if m.bias is not None else [])
             elif k == "batch_norm":
-                m = gm.get_submodule(n.target)
+                m = self.modules[n.target]
                 self.ops[n] = [n.args[0]] + [Param(n.target, a) for a in
                                              (("weight", "bias") if m.affine else ())] + [
                     Param(n.target, "running_mean"), Param(n.target, "running_var")]
@@ -138,7 +165,7 @@ class FxIR:
         if n.op == "call_function":
             return n.target in _MOVE_FUNCTIONS and not n.kwargs.get("return_indices", False)
         if n.op == "call_module" and len(n.args) == 1 and not n.kwargs:
-            m = self.gm.get_submodule(n.target)
+            m = self.modules[n.target]
             return isinstance(m, _MOVE_MODULES) and not getattr(m, "return_indices", False)
         return False
 
@@ -162,12 +189,12 @@ class FxIR:
         if n.op != "call_module" or len(n.args) != 1 or n.kwargs or \
                 not isinstance(n.args[0], torch.fx.Node):
             return "other"
-        m = self.gm.get_submodule(n.target)
-        if isinstance(m, _CONVS):
+        m = self.modules[n.target]
+        if _plain(m, _CONVS):
             return "convolution"
-        if isinstance(m, nn.Linear):
+        if _plain(m, (nn.Linear,)):
             return "linear"
-        if isinstance(m, _BNS) and m.running_mean is not None and m.running_var is not None:
+        if _plain(m, _BNS) and m.running_mean is not None and m.running_var is not None:
             return "batch_norm"
         return "other"
 
@@ -187,6 +214,11 @@ class FxIR:
     def kind(self, n):
         if isinstance(n, (Param, Const)):
             return "constant"
+        if self.kinds[n] == "convolution" and not self._batched(n):
+            # qfold's batch norm pass asks a convolution nothing of its rank, and a linear for
+            # an output rank of 2 (its channels on axis 1): a conv whose output may be unbatched
+            # is shown as a linear of no known rank, which it refuses (ambiguous_axis).
+            return "linear"
         return self.kinds[n]
 
     def operands(self, n):
@@ -200,7 +232,7 @@ class FxIR:
         if isinstance(n, Const):
             return n.data
         if isinstance(n, Param):
-            t = getattr(self.gm.get_submodule(n.target), n.attr)
+            t = getattr(self.modules[n.target], n.attr)
             if t is None or t.dtype != torch.float32:
                 return None  # float64 weights: refused (not_constant), never rounded
             return t.detach().cpu().contiguous().numpy()
@@ -211,7 +243,7 @@ class FxIR:
         return 0 if c is None else int(c.nbytes)
 
     def conv_attributes(self, n):
-        m = self.gm.get_submodule(n.target)
+        m = self.modules[n.target]
         transposed = isinstance(m, _TRANSPOSED)
         padding = m.padding
         padded = padding != "valid" if isinstance(padding, str) else any(p != 0 for p in padding)
@@ -219,19 +251,44 @@ class FxIR:
                 "layout": "i_o_s" if transposed else "o_i_s", "padded": padded,
                 "input_channel_axis": 1}
 
+    def _batched(self, n):
+        """Whether conv node n's output is known to be batched, (N, C, ...): a BatchNorm
+        normalizes axis 1, which for an unbatched output ((C, L) from a Conv1d) is not the
+        channels. Known from the rank, else from the one BatchNorm2d/3d reading it (which takes
+        4-D/5-D input only); a BatchNorm1d takes both (N, C) and (N, C, L). Found once, before
+        the pass changes anything, so that a node's kind stays what it was."""
+        if n not in self.batched:
+            batched = len(self.modules[n.target].kernel_size) + 2
+            rank = self._rank(n)
+            readers = list(n.users)  # the graph's, which only apply() changes
+            self.batched[n] = rank == batched if rank is not None else \
+                len(readers) == 1 and self.kinds[readers[0]] == "batch_norm" and \
+                _BN_RANK.get(type(self.modules[readers[0].target])) == batched
+        return self.batched[n]
+
     def batch_norm_attributes(self, n):
-        m = self.gm.get_submodule(n.target)
+        m = self.modules[n.target]
         return {"epsilon": float(m.eps), "training": bool(m.training)}
 
     def batch_norm_operands(self, n):
-        m = self.gm.get_submodule(n.target)
+        m = self.modules[n.target]
         p = lambda a: Param(n.target, a)  # noqa: E731
         return (self.ops[n][0], p("weight") if m.affine else None,
                 p("bias") if m.affine else None, p("running_mean"), p("running_var"))
 
+    def _rank(self, n):
+        """n's output rank: from fold's example_inputs, else from a ShapeProp run on gm (its
+        tensor_meta); None when unknown."""
+        if n in self.ranks:
+            return self.ranks[n]
+        meta = n.meta.get("tensor_meta")
+        return len(meta.shape) if meta is not None and hasattr(meta, "shape") else None
+
     def output_rank(self, n):
-        meta = n.meta.get("tensor_meta") if isinstance(n, torch.fx.Node) else None
-        return len(meta.shape) if meta is not None and hasattr(meta, "shape") else 0
+        rank = self._rank(n) if isinstance(n, torch.fx.Node) else None
+        if rank is None or (self.kinds[n] == "convolution" and not self._batched(n)):
+            return 0  # unknown (see kind: a conv that may be unbatched)
+        return rank
 
     def _value(self, a):
         if isinstance(a, torch.fx.Node):
@@ -302,26 +359,41 @@ class FxIR:
 
     # --- writing the folds into the GraphModule --------------------------------------------------
     def apply(self):
+        """Writes the recorded folds into gm, all or nothing: an exception on the way puts gm back
+        as it was (modules, parameters, buffers, graph and code) before it propagates."""
+        gm = self.gm
+        changed = [t for t, m in self.modules.items() if not _has_submodule(gm, t, m)]
+        if changed or list(gm.graph.nodes) != self.fx_nodes or str(gm.graph) != self.graph_text:
+            raise RuntimeError("qfold.fx: the GraphModule changed after the pass read it ("
+                               + (f"submodule {changed[0]!r} replaced" if changed else
+                                  "its graph edited") + "); nothing was written")
+        saved = _Snapshot(gm)
+        try:
+            self._write()
+        except BaseException:
+            saved.restore()
+            raise
+
+    def _write(self):
         gm = self.gm
         read_attrs = [n for n in self.fx_nodes if n.op == "get_attr" and n.users]
-        calls = {}
-        for n in self.fx_nodes:
-            if n.op == "call_module":
-                calls[n.target] = calls.get(n.target, 0) + 1
+        targets = {n: n.target for n in self.fx_nodes if n.op in ("call_module", "get_attr")}
         for n in self.fx_nodes:
             if n in self.erased or self.kinds[n] not in ("convolution", "linear"):
                 continue
             ops = self.ops[n]
             if not any(isinstance(v, Const) for v in ops[1:]):
                 continue
-            old = gm.get_submodule(n.target)
+            old = self.modules[n.target]
             new = copy.deepcopy(old)
             for attr, v in zip(("weight", "bias"), ops[1:]):
                 if isinstance(v, Const):
                     grad = old.weight.requires_grad
                     setattr(new, attr, nn.Parameter(torch.from_numpy(v.data.copy()).to(
                         old.weight.device), requires_grad=grad))
-            if calls[n.target] == 1:  # this node alone calls the module: replace it in place
+            # Replaced in place only when no other node reaches the module (another call, a
+            # get_attr of its weight): those must still see the old one.
+            if not _referenced(n.target, [t for m, t in targets.items() if m is not n]):
                 _set_submodule(gm, n.target, new)
             else:  # a shared module: the folded copy gets a name of its own
                 base = n.target.replace(".", "_") + "_bn_folded"
@@ -355,9 +427,10 @@ class FxIR:
         for n in read_attrs:  # a removed quantize's scale and zero point (the buffers stay)
             if not n.users:
                 gm.graph.erase_node(n)
-        still_called = {n.target for n in gm.graph.nodes if n.op == "call_module"}
-        for t in bn_targets - still_called:
-            gm.delete_submodule(t)
+        refs = [n.target for n in gm.graph.nodes if n.op in ("call_module", "get_attr")]
+        for t in bn_targets:
+            if not _referenced(t, refs):  # not called nor read elsewhere
+                gm.delete_submodule(t)
         gm.graph.lint()
         gm.recompile()
 
@@ -422,17 +495,64 @@ def _set_submodule(gm, target, module):
     setattr(gm.get_submodule(parent) if parent else gm, name, module)
 
 
+def _has_submodule(gm, target, module):
+    try:
+        return gm.get_submodule(target) is module
+    except AttributeError:
+        return False
+
+
+class _Snapshot:
+    """What FxIR.apply may change in gm, to put back if it raises half way: each module's
+    attributes and the dicts and sets in them (submodules, parameters, buffers), the graph (as a
+    copy: apply edits the nodes themselves) and the generated forward. Restoring uses plain dict
+    and set operations only, which a hostile module or a patched torch.fx cannot make fail."""
+
+    _CLASS_ATTRS = ("forward", "__call__", "_wrapped_call")  # what recompile() sets
+
+    def __init__(self, gm):
+        self.gm, self.graph = gm, gm.graph
+        self.copy = copy.deepcopy(gm.graph)
+        self.modules = [(m, dict(vars(m)), {k: v.copy() for k, v in vars(m).items()
+                                            if isinstance(v, (dict, set))})
+                        for m in gm.modules()]
+        self.cls = {k: vars(type(gm))[k] for k in self._CLASS_ATTRS if k in vars(type(gm))}
+
+    def restore(self):
+        for m, attrs, containers in self.modules:
+            vars(m).clear()
+            vars(m).update(attrs)
+            for k, v in containers.items():
+                attrs[k].clear()
+                attrs[k].update(v)
+        # The copy's nodes replace the edited ones; the graph reads as it did.
+        g, old = self.copy, self.graph
+        g._owning_module, g._owners = old._owning_module, old._owners
+        g._tracer_extras = getattr(old, "_tracer_extras", None)
+        vars(self.gm)["_graph"] = g
+        cls = type(self.gm)
+        for k in self._CLASS_ATTRS:
+            if k in self.cls:
+                setattr(cls, k, self.cls[k])
+            elif k in vars(cls):
+                delattr(cls, k)
+
+
 def fold(gm, *, inplace=False, example_inputs=None,
          passes=("fold_batch_norm", "fold_scale_into_quantize")):
     """Folds every foldable BatchNorm of ``gm`` into its conv / linear, and every constant
     ``div``/``mul`` feeding a ``torch.quantize_per_tensor`` into its scale: ``(folded_gm, report)``.
 
     ``inplace=False`` (the default) folds a ``copy.deepcopy`` of ``gm`` and leaves ``gm`` as it
-    was; ``inplace=True`` changes ``gm`` itself (and returns it). ``example_inputs`` (a tuple)
-    runs ``torch.fx.passes.shape_prop.ShapeProp`` first, which a Linear -> BatchNorm1d needs
-    (without a known output rank of 2 it is refused, ``ambiguous_axis``). Nodes in the report
+    was; ``inplace=True`` changes ``gm`` itself (and returns it), all or nothing: if writing the
+    folds raises, ``gm`` is put back as it was before the exception propagates.
+    ``example_inputs`` (a tuple or list of forward's arguments) runs
+    ``torch.fx.passes.shape_prop.ShapeProp`` on a copy of ``gm`` (a training-mode forward pass
+    would update running statistics), for the output ranks a Linear -> BatchNorm1d and a
+    Conv1d / ConvTranspose1d -> BatchNorm1d need: without a known output rank of 2 (Linear) or 3
+    (Conv1d: not an unbatched (C, L)) they are refused, ``ambiguous_axis``. Nodes in the report
     are the folded module's nodes (and :class:`Param` / :class:`Const` constants); a graph where
-    nothing folds is not touched (``gm.code`` unchanged).
+    nothing folds is not touched (``gm.code``, parameters and buffers unchanged).
 
     The scale fold (``fold_scale_into_quantize``, bit_exact) takes ``x / c`` or ``x * c``, c a
     Python scalar exact in float32, read by a ``torch.quantize_per_tensor(x, scale, zero_point,
@@ -448,14 +568,49 @@ def fold(gm, *, inplace=False, example_inputs=None,
     the removed quantize's scale and zero point. Otherwise c still folds into the scale; a
     requantize without c that moves a code is refused (``not_exact``).
     """
-    if not isinstance(gm, torch.fx.GraphModule):
-        raise TypeError("qfold.fx.fold: expected a torch.fx.GraphModule")
+    passes = _checked_arguments(gm, inplace, example_inputs, passes)
     target = gm if inplace else copy.deepcopy(gm)
-    if example_inputs is not None:
-        from torch.fx.passes.shape_prop import ShapeProp
-        ShapeProp(target).propagate(*example_inputs)
     ir = FxIR(target)
-    report = _qfold.run_passes(ir, list(passes))
+    if example_inputs is not None:
+        ir.ranks = _probed_ranks(target, example_inputs)
+    report = _qfold.run_passes(ir, passes)
     if report.folded:
         ir.apply()
     return target, report
+
+
+def _checked_arguments(gm, inplace, example_inputs, passes):
+    """fold's arguments checked before anything runs (a str of passes would otherwise be read
+    as one pass per letter, a tensor of example inputs as one input per row): the pass names as
+    a list."""
+    def bad(what, expected, value):
+        return TypeError(f"qfold.fx.fold: {what} must be {expected}, not {type(value).__name__}")
+    if not isinstance(gm, torch.fx.GraphModule):
+        raise bad("gm", "a torch.fx.GraphModule (torch.fx.symbolic_trace(model))", gm)
+    if not isinstance(inplace, (bool, np.bool_)):
+        raise bad("inplace", "a bool", inplace)
+    if example_inputs is not None and not isinstance(example_inputs, (tuple, list)):
+        raise bad("example_inputs", "a tuple of forward's arguments, e.g. (x,), or None",
+                  example_inputs)
+    if isinstance(passes, (str, bytes)) or not hasattr(passes, "__iter__"):
+        raise bad("passes", "a sequence of pass names, e.g. (\"fold_batch_norm\",)", passes)
+    passes = list(passes)
+    for p in passes:
+        if not isinstance(p, str):
+            raise bad("passes", "a sequence of pass names (str)", p)
+    return passes
+
+
+def _probed_ranks(gm, example_inputs):
+    """Each node's output rank (fx node -> int), from ShapeProp run on a copy of gm and of the
+    inputs: a forward pass in training mode updates running statistics, dropout draws random
+    numbers and a forward may write into its inputs, none of which a fold may do to gm."""
+    from torch.fx.passes.shape_prop import ShapeProp
+    probe, inputs = copy.deepcopy((gm, tuple(example_inputs)))
+    cuda = sorted({t.device.index for t in chain(probe.parameters(), probe.buffers(), inputs)
+                   if isinstance(t, torch.Tensor) and t.is_cuda})
+    with torch.random.fork_rng(devices=cuda):
+        ShapeProp(probe).propagate(*inputs)
+    metas = {n.name: n.meta.get("tensor_meta") for n in probe.graph.nodes}
+    return {n: len(metas[n.name].shape) for n in gm.graph.nodes
+            if hasattr(metas.get(n.name), "shape")}

@@ -1,6 +1,6 @@
 """Typed stubs of qfold.fx: qfold's batch-norm and scale-into-quantize folds for torch.fx
 GraphModules (needs torch), on top of :func:`qfold.run_passes`."""
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -31,6 +31,10 @@ class FxIR:
     fold_batch_norm and fold_scale_into_quantize)."""
     gm: torch.fx.GraphModule
     erased: Set[Any]
+    modules: Dict[str, torch.nn.Module]
+    """The call_module targets' modules as __init__ found them (apply() raises if one changed)."""
+    ranks: Dict[Any, int]
+    """fx node -> output rank (fold's example_inputs); else a node's tensor_meta is read."""
     def __init__(self, gm: torch.fx.GraphModule) -> None: ...
     def nodes(self) -> List[Node]:
         """Every live node, producers first (fx nodes, then the Param / Const they read)."""
@@ -54,14 +58,17 @@ class FxIR:
     def replace_uses(self, old: Node, v: Node) -> None: ...
     def erase(self, n: Node) -> None: ...
     def apply(self) -> None:
-        """Writes the recorded folds into gm: new modules and buffers, rewired and erased nodes."""
+        """Writes the recorded folds into gm: new modules and buffers, rewired and erased nodes;
+        all or nothing (an exception puts gm back as it was). RuntimeError, writing nothing, if
+        gm's submodules or graph changed since __init__."""
 
 def fold(gm: torch.fx.GraphModule, *, inplace: bool = False,
-         example_inputs: Optional[Tuple[Any, ...]] = None,
+         example_inputs: Optional[Union[Tuple[Any, ...], List[Any]]] = None,
          passes: Sequence[str] = ("fold_batch_norm", "fold_scale_into_quantize"),
          ) -> Tuple[torch.fx.GraphModule, GraphReport]:
     """Folds every foldable BatchNorm of gm into its conv / linear and every exact constant
     div / mul before a torch.quantize_per_tensor into its scale, and removes every requantize
     sandwich that gives back every code (shared-qparams ops then run on the codes):
-    (folded_gm, report). A copy unless inplace; example_inputs runs ShapeProp first (a Linear ->
-    BatchNorm1d needs it)."""
+    (folded_gm, report). A copy unless inplace (all or nothing); example_inputs runs ShapeProp on
+    a copy (a Linear or Conv1d -> BatchNorm1d needs it). TypeError for an argument of a wrong
+    type."""

@@ -65,7 +65,9 @@ def test_conv_bn_bit_identical_to_torch(case):
     model = randomize_bns(ConvBN(make_conv(), make_bn()), 1).eval()
     gm = torch.fx.symbolic_trace(model)
     code, state = gm.code, copy.deepcopy(gm.state_dict())
-    folded, report = qfold.fx.fold(gm)
+    # a Conv1d's output may be unbatched, (C, L), where a BatchNorm1d normalizes L: its rank
+    # must be known (qfold refuses it otherwise, ambiguous_axis)
+    folded, report = qfold.fx.fold(gm, example_inputs=(torch.randn(shape),))
     assert report.folded == 1 and report.rejected == 0, list(report)
     (site,) = report.sites
     assert [n.name for n in site.nodes] == ["conv", "bn"] and site.bytes_removed > 0
