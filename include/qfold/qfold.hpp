@@ -33,6 +33,7 @@
 #include <qfold/graph/dyt_affine_pass.hpp>
 #include <qfold/graph/dyt_alpha_pass.hpp>
 #include <qfold/graph/merge_rescales_pass.hpp>
+#include <qfold/graph/named_sites.hpp>
 #include <qfold/graph/passes.hpp>
 #include <qfold/graph/pattern.hpp>
 #include <qfold/graph/pipeline.hpp>
@@ -40,6 +41,7 @@
 #include <qfold/graph/report.hpp>
 #include <qfold/graph/scale_into_quantize_pass.hpp>
 #include <qfold/graph/standard_pipeline.hpp>
+#include <qfold/graph/tosa_operands.hpp>
 #include <qfold/graph/traits.hpp>
 #include <qfold/graph/vocabulary.hpp>
 #include <qfold/math/functions.hpp>

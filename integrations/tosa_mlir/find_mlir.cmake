@@ -1,9 +1,9 @@
-# The TOSA MLIR integration: finds MLIR 16 (mlir_dependencies.cmake) and defines qfold::tosa_mlir
+# The TOSA MLIR integration (TOSA 1.0): finds MLIR 22 (mlir_dependencies.cmake) and defines qfold::tosa_mlir
 # (target qfold_tosa_mlir: the adapter's headers under include/qfold_tosa_mlir/, qfold, MLIR).
 # Sets QFOLD_TOSA_FOUND, or QFOLD_TOSA_WHY. The top level includes this first; the package
 # installs it as the `tosa_mlir` component: find_package(qfold COMPONENTS tosa_mlir).
 # -DQFOLD_TOSA=OFF skips everything TOSA.
-option(QFOLD_TOSA "Build the TOSA MLIR adapter, qfold-tosa-opt and their tests when MLIR 16 is found" ON)
+option(QFOLD_TOSA "Build the TOSA MLIR adapter, qfold-tosa-opt and their tests when MLIR 22 is found" ON)
 set(QFOLD_TOSA_FOUND FALSE)
 if(NOT QFOLD_TOSA)
   set(QFOLD_TOSA_WHY "QFOLD_TOSA is OFF")

@@ -1,6 +1,6 @@
-# What the TOSA MLIR integration needs: MLIR 16 (Debian: llvm-16-dev libmlir-16-dev
-# mlir-16-tools), as the IMPORTED target qfold::mlir_libraries (MLIR's and LLVM's headers as
-# SYSTEM, the shared libMLIR and libLLVM-16). Sets QFOLD_MLIR_DEPENDENCIES_FOUND, or
+# What the TOSA MLIR integration needs: MLIR 22, whose TOSA dialect is TOSA 1.0 (Debian
+# bookworm-security: llvm-22-dev libmlir-22-dev mlir-22-tools), as the IMPORTED target
+# qfold::mlir_libraries (MLIR's and LLVM's headers as SYSTEM, the shared libMLIR and libLLVM). Sets QFOLD_MLIR_DEPENDENCIES_FOUND, or
 # QFOLD_TOSA_WHY. Used by the build (find_mlir.cmake) and by the installed package's `tosa_mlir`
 # component (qfoldConfig.cmake), so that both find the same things the same way.
 # MLIR_DIR / LLVM_DIR point at another install.
@@ -18,16 +18,22 @@ if(NOT CMAKE_C_COMPILER)
   return()
 endif()
 enable_language(C)
-find_package(MLIR 16 CONFIG QUIET
-  HINTS /usr/lib/llvm-16/lib/cmake/mlir /usr/lib/llvm-16)
+# MLIR's package has no version file: found by path, then its LLVM's major version checked.
+find_package(MLIR CONFIG QUIET
+  HINTS /usr/lib/llvm-22/lib/cmake/mlir /usr/lib/llvm-22)
+set(_qfold_mlir_install "Debian: apt-get install llvm-22-dev libmlir-22-dev mlir-22-tools; or -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm")
 if(NOT MLIR_FOUND OR NOT MLIR_INCLUDE_DIRS)
-  set(QFOLD_TOSA_WHY "MLIR 16 was not found (Debian: apt-get install llvm-16-dev libmlir-16-dev mlir-16-tools; or -DMLIR_DIR=/usr/lib/llvm-16/lib/cmake/mlir -DLLVM_DIR=/usr/lib/llvm-16/lib/cmake/llvm)")
+  set(QFOLD_TOSA_WHY "MLIR 22 was not found (${_qfold_mlir_install})")
+  return()
+endif()
+if(NOT LLVM_VERSION_MAJOR EQUAL 22)
+  set(QFOLD_TOSA_WHY "MLIR ${LLVM_PACKAGE_VERSION} was found, but the TOSA 1.0 adapter is written for MLIR 22 (${_qfold_mlir_install})")
   return()
 endif()
 find_library(QFOLD_MLIR_LIBRARY NAMES MLIR HINTS "${LLVM_LIBRARY_DIR}" NO_DEFAULT_PATH)
-find_library(QFOLD_LLVM_LIBRARY NAMES LLVM-16 LLVM HINTS "${LLVM_LIBRARY_DIR}" NO_DEFAULT_PATH)
+find_library(QFOLD_LLVM_LIBRARY NAMES LLVM-22 LLVM HINTS "${LLVM_LIBRARY_DIR}" NO_DEFAULT_PATH)
 if(NOT QFOLD_MLIR_LIBRARY OR NOT QFOLD_LLVM_LIBRARY)
-  set(QFOLD_TOSA_WHY "MLIR 16's headers were found but not the shared libMLIR / libLLVM-16 in ${LLVM_LIBRARY_DIR} (Debian: libmlir-16-dev)")
+  set(QFOLD_TOSA_WHY "MLIR 22's headers were found but not the shared libMLIR / libLLVM in ${LLVM_LIBRARY_DIR} (Debian: libmlir-22-dev)")
   return()
 endif()
 add_library(qfold::mlir_libraries INTERFACE IMPORTED GLOBAL)

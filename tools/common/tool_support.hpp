@@ -20,6 +20,7 @@
 #include <new>
 #include <optional>
 #include <ostream>
+#include <qfold/graph/named_sites.hpp>
 #include <qfold/graph/report.hpp>
 #include <random>
 #include <stdexcept>
@@ -27,6 +28,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace qfold_tool {
@@ -50,71 +52,17 @@ class tool_error : public std::runtime_error {
   exit_code code_;
 };
 
-// One site of a report, with names (so that it outlives the graph).
-struct site {
-  std::string pass;
-  std::vector<std::string> nodes;  // producer first
-  bool folded = false;
-  std::string reason, message, note;
-  std::optional<std::size_t> index;
-  std::size_t bytes_removed = 0, bytes_added = 0;
-};
-
-// A site of a qfold report with its nodes named by name_of(node) (the graph may then go).
+// Sites with names, counted and printed (qfold/graph/named_sites.hpp, shared with the
+// integrations' MLIR passes).
+using site = qfold::named_site;
+using totals = qfold::site_totals;
 template <class Site, class NameOf>
 site named_site(const Site& s, NameOf&& name_of) {
-  site out;
-  out.pass = std::string(s.pass);
-  for (const auto n : s.nodes) out.nodes.push_back(name_of(n));
-  out.folded = s.folded();
-  out.bytes_removed = s.bytes_removed;
-  out.bytes_added = s.bytes_added;
-  if (s.rejected) {
-    out.reason = std::string(qfold::to_string(s.rejected->code));
-    out.message = std::string(s.rejected->message);
-    if (s.rejected->index != qfold::rejection::no_index) out.index = s.rejected->index;
-  }
-  return out;
+  return qfold::with_names(s, std::forward<NameOf>(name_of));
 }
-
-struct totals {
-  std::size_t folded = 0, rejected = 0, bytes_removed = 0, bytes_added = 0;
-};
-inline totals count(const std::vector<site>& sites) {
-  totals t;
-  for (const auto& s : sites) {
-    (s.folded ? t.folded : t.rejected) += 1;
-    t.bytes_removed += s.bytes_removed;
-    t.bytes_added += s.bytes_added;
-  }
-  return t;
-}
-
-// One line per site: "pass: a -> b: folded, N bytes removed, M added (net K removed)" or "...:
-// rejected (reason) message [at index] (note)".
-inline void print_site_lines(std::ostream& os, const std::vector<site>& sites) {
-  for (const auto& s : sites) {
-    os << s.pass << ": ";
-    for (std::size_t i = 0; i < s.nodes.size(); ++i) os << (i != 0 ? " -> " : "") << s.nodes[i];
-    if (s.folded) {
-      os << ": folded, ";
-      qfold::detail::print_net(os, s.bytes_removed, s.bytes_added);
-      os << "\n";
-      continue;
-    }
-    os << ": rejected (" << s.reason << ") " << s.message;
-    if (s.index) os << " [at " << *s.index << "]";
-    if (!s.note.empty()) os << " (" << s.note << ")";
-    os << "\n";
-  }
-}
-// "F folded, R rejected, B bytes removed, A added (net ...)" (no newline: tools append their
-// own counts).
-inline void print_totals(std::ostream& os, const std::vector<site>& sites) {
-  const totals t = count(sites);
-  os << t.folded << " folded, " << t.rejected << " rejected, ";
-  qfold::detail::print_net(os, t.bytes_removed, t.bytes_added);
-}
+inline totals count(const std::vector<site>& sites) { return qfold::count_sites(sites); }
+using qfold::print_site_lines;
+using qfold::print_totals;
 
 inline std::string json_string(std::string_view s) {
   std::string r = "\"";

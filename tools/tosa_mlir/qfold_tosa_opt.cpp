@@ -1,6 +1,6 @@
 // qfold-tosa-opt IN.mlir [-o OUT.mlir] [--dry-run] [--json] [--pass NAME]...: folds every
-// func.func of a TOSA module (LLVM 16's dialect) with qfold's exact passes and reports every
-// site. With --pass-pipeline=..., a --qfold-<pass> flag, any registered MLIR pass flag or an
+// func.func of a TOSA 1.0 module (MLIR 22's TOSA dialect) with qfold's exact passes and reports
+// every site. With --pass-pipeline=..., a --qfold-<pass> flag, any registered MLIR pass flag or an
 // --mlir-* option it is MLIR's opt driver (mlir::MlirOptMain) with qfold's passes registered.
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
@@ -11,6 +11,7 @@
 #include <mlir/IR/MLIRContext.h>
 #include <mlir/IR/Verifier.h>
 #include <mlir/InitAllDialects.h>
+#include <mlir/InitAllExtensions.h>
 #include <mlir/InitAllPasses.h>
 #include <mlir/Parser/Parser.h>
 #include <mlir/Pass/PassManager.h>
@@ -24,13 +25,14 @@
 #include <iostream>
 #include <new>
 #include <optional>
+#include <qfold_tosa_mlir/parser_guards.hpp>
+#include <qfold_tosa_mlir/passes.hpp>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <qfold_tosa_mlir/mlir16_guards.hpp>
-#include "tosa_fold.hpp"
+#include "../common/tool_support.hpp"
 
 namespace {
 
@@ -47,7 +49,7 @@ std::string usage() {
   return R"(usage: qfold-tosa-opt IN.mlir [-o OUT.mlir] [--dry-run] [--json] [--pass NAME]...
        qfold-tosa-opt --pass-pipeline=PIPELINE | --qfold-PASS | --UPSTREAM-PASS ... [mlir-opt options]
 
-Folds every func.func of a TOSA module (LLVM 16's TOSA dialect, generic form) with qfold's
+Folds every func.func of a TOSA 1.0 module (MLIR 22's TOSA dialect) with qfold's
 exact passes: a site is folded only where the result is bit for bit the same on every input,
 otherwise refused with a reason. The module is verified before and after.
 
@@ -63,13 +65,14 @@ otherwise refused with a reason. The module is verified before and after.
 
 The report (one line per site) goes to standard error. Exit codes: 0 done; 1 bad input (not
 readable, not parsable, rejected by the verifier, an op qfold cannot read: unsupported element
-types, a table of the wrong size, invalid RESCALE attributes); 2 usage; 3 the output could not be
+types, a table of the wrong size, invalid RESCALE parameters); 2 usage; 3 the output could not be
 written (nothing is left at OUT).
 
 With --pass-pipeline=..., a --qfold-PASS flag, any other registered MLIR pass flag or an --mlir-*
 option, qfold-tosa-opt is MLIR's opt driver (mlir-opt's options and exit codes) with qfold's
 passes registered, e.g.
   qfold-tosa-opt in.mlir --pass-pipeline='builtin.module(func.func(qfold-fold-dyt-alpha,tosa-to-linalg))'
+  qfold-tosa-opt in.mlir --pass-pipeline='builtin.module(qfold-fold,canonicalize)'
 )";
 }
 
@@ -82,11 +85,9 @@ bool is_opt_argument(std::string_view a) {
   std::string_view name = a.substr(a[1] == '-' ? 2 : 1);
   name = name.substr(0, name.find('='));
   if (name.empty()) return false;
-  // A registered pass or pipeline (LLVM 16 has no lookup by name: parse it as a pipeline).
-  if (name.find_first_of("(),") != std::string_view::npos) return false;
-  mlir::OpPassManager pm(mlir::OpPassManager::Nesting::Implicit);
-  return mlir::succeeded(
-      mlir::parsePassPipeline(llvm::StringRef(name.data(), name.size()), pm, llvm::nulls()));
+  // A registered pass or pipeline.
+  const llvm::StringRef n(name.data(), name.size());
+  return mlir::PassInfo::lookup(n) != nullptr || mlir::PassPipelineInfo::lookup(n) != nullptr;
 }
 
 struct options {
@@ -202,19 +203,12 @@ int run(const options& o, mlir::DialectRegistry& registry) {
   if (qfold_tosa::nests_too_deep(std::string_view(bytes.data(), bytes.size())))
     throw tool_error(exit_bad_input, "'" + o.input + "' nests deeper than " +
                                          std::to_string(qfold_tosa::max_nesting) +
-                                         " levels (MLIR 16's parser would overflow its stack)");
-  // Parsed, checked for what MLIR 16 cannot print, then verified (the verifier's diagnostics
-  // print ops).
+                                         " levels (MLIR's parser would overflow its stack)");
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(
       source, mlir::ParserConfig(&context, /*verifyAfterParse=*/false));
   if (!module)
     throw tool_error(exit_bad_input,
                      "'" + o.input + "' is not a valid MLIR module (parser: see above)");
-  if (qfold_tosa::has_broken_dense_array(*module))
-    throw tool_error(exit_bad_input,
-                     "'" + o.input +
-                         "' holds an i1 array written with integers (array<i1: 1>; write "
-                         "true/false), which MLIR 16 parses into an attribute it cannot print");
   if (mlir::failed(mlir::verify(*module)))
     throw tool_error(exit_bad_input,
                      "'" + o.input + "' is not a valid MLIR module (verifier: see above)");
@@ -278,6 +272,7 @@ int main(int argc, char** argv) {
   try {
     mlir::DialectRegistry registry;
     mlir::registerAllDialects(registry);
+    mlir::registerAllExtensions(registry);
     mlir::registerAllPasses();
     qfold_tosa::register_passes();
     bool opt = false;

@@ -328,6 +328,8 @@ template <class G>
   } else {
     const auto t = operand(g, n, 1);
     if (!t) return false;
+    if (ir_traits<G>::kind(g, *t) != op_kind::constant)  // TOSA requires a constant table
+      throw parameter_not_constant("a TABLE's table is computed at run time");
     auto c = read_int_constant(g, *t);
     if (!c) return false;
     if (c->data.data() == c->owned_data.data()) {

@@ -16,6 +16,7 @@
 #include "qfold/graph/report.hpp"
 #include "qfold/graph/traits.hpp"
 #include "qfold/graph/transaction.hpp"
+#include "qfold/graph/vocabulary.hpp"
 
 namespace qfold {
 
@@ -33,6 +34,9 @@ inline constexpr std::string_view analysis_threw =
     "an adapter call threw during analysis; the site was left as it was";
 inline constexpr std::string_view apply_threw =
     "an adapter call or an allocation threw while applying; the site was rolled back";
+inline constexpr std::string_view parameter_computed =
+    "a parameter the IR requires to be a compile-time constant (a multiplier, shift, zero point "
+    "or table) is computed at run time";
 inline constexpr std::string_view cyclic =
     "the graph has a cycle: these nodes' operands lead back to them; the pass folds nothing";
 inline constexpr std::string_view rollback_threw =
@@ -194,6 +198,9 @@ constexpr report<node_id_t<G>> run_two_phase(G& g, std::string_view pass, Match&
       reserve_one_more(plans);
       r.sites.push_back(site_of<id>(pass, std::move(c->nodes), c->rejected));
       if (!c->rejected) plans.emplace_back(r.sites.size() - 1, std::move(c->plan));
+    } catch (const parameter_not_constant&) {
+      r.sites.push_back(
+          site_of<id>(pass, {n}, rejection{reason::not_constant, parameter_computed}));
     } catch (...) {
       r.sites.push_back(site_of<id>(pass, {n}, rejection{reason::adapter_failure, analysis_threw}));
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string_view>
 
 #include "qfold/arith/apply_scale.hpp"
@@ -106,6 +107,15 @@ struct batch_norm_operands {
 // An integer CLAMP's bounds (inclusive).
 struct clamp_attributes {
   std::int64_t min = 0, max = 0;
+};
+
+// What an adapter's read point throws when a parameter its IR requires to be a compile-time
+// constant is computed at run time (a TOSA RESCALE's multiplier, shift or zero point, a MUL's
+// shift, a convolution's zero point, a TABLE's table): the site that reads it is refused
+// (reason not_constant), not taken as an adapter failure.
+class parameter_not_constant : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 }  // namespace qfold

@@ -1,7 +1,10 @@
-// qfold's adapter for one func.func of LLVM 16's TOSA dialect (the pre-1.0 dialect: zero points
-// and rounding are attributes): a thin wrapper over the function's entry block and a
-// non-intrusive qfold::ir_traits specialization. Node ids are mlir::Values (op results and block
-// arguments); every rewrite builds TOSA ops with an OpBuilder, in dominance order.
+// qfold's adapter for one func.func of MLIR's TOSA 1.0 dialect (MLIR 22): a thin wrapper over the
+// function's entry block and a non-intrusive qfold::ir_traits specialization. Node ids are
+// mlir::Values (op results and block arguments); every rewrite builds TOSA ops with an OpBuilder,
+// in dominance order. Which operand of which op is what is qfold/graph/tosa_operands.hpp's: the
+// parameters TOSA 1.0 requires to be constants (RESCALE's multiplier, shift and zero points, MUL's
+// shift, the convolutions' zero points) are hidden operands read through the attribute points; one
+// computed at run time makes the point throw qfold::parameter_not_constant (the site is refused).
 #pragma once
 
 #include <mlir/Dialect/Func/IR/FuncOps.h>
@@ -13,6 +16,7 @@
 #include <mlir/IR/Operation.h>
 #include <mlir/IR/Value.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +27,7 @@
 #include <optional>
 #include <qfold/arith/apply_scale.hpp>
 #include <qfold/arith/rescale.hpp>
+#include <qfold/graph/tosa_operands.hpp>
 #include <qfold/graph/traits.hpp>
 #include <qfold/graph/vocabulary.hpp>
 #include <qfold/quant/qparams.hpp>
@@ -50,7 +55,7 @@ struct int_element {
   friend bool operator==(const int_element&, const int_element&) = default;
 };
 inline std::optional<int_element> int_element_of(mlir::Type t) {
-  const auto i = t.dyn_cast_or_null<mlir::IntegerType>();
+  const auto i = llvm::dyn_cast_or_null<mlir::IntegerType>(t);
   if (!i) return std::nullopt;
   const unsigned w = i.getWidth();
   if (w != 8 && w != 16 && w != 32 && w != 48 && w != 64) return std::nullopt;
@@ -58,7 +63,7 @@ inline std::optional<int_element> int_element_of(mlir::Type t) {
   return int_element{w, i.isUnsigned()};
 }
 inline mlir::Type element_of(mlir::Value v) {
-  const auto s = v.getType().dyn_cast<mlir::ShapedType>();
+  const auto s = llvm::dyn_cast<mlir::ShapedType>(v.getType());
   return s ? s.getElementType() : mlir::Type();
 }
 inline bool is_signed_int(mlir::Type t, unsigned width) {
@@ -89,7 +94,8 @@ inline mlir::IntegerType type_of(mlir::MLIRContext* ctx, qfold::dtype d) {
   }
   throw std::invalid_argument("qfold_tosa: a dtype outside the enum");
 }
-// RESCALE's element types: i8/i16/i32/i48 in, i8/i16/i32 out, ui8/ui16 on either side.
+// RESCALE's element types: i8/i16/i32/i48 in, i8/i16/i32 out (signless: TOSA 1.0 flags an
+// unsigned side with input_unsigned / output_unsigned), or the older ui8/ui16 on either side.
 inline std::optional<std::pair<qfold::int_type, bool>> rescale_type_of(mlir::Type t, bool input) {
   const auto e = int_element_of(t);
   if (!e) return std::nullopt;
@@ -118,11 +124,11 @@ inline std::string type_string(mlir::Type t) {
   return os.str();
 }
 inline std::string location_string(mlir::Location loc) {
-  if (const auto f = loc.dyn_cast<mlir::FileLineColLoc>())
+  if (const auto f = llvm::dyn_cast<mlir::FileLineColLoc>(loc))
     return f.getFilename().str() + ":" + std::to_string(f.getLine()) + ":" +
            std::to_string(f.getColumn());
-  if (const auto n = loc.dyn_cast<mlir::NameLoc>()) {
-    if (n.getChildLoc().isa<mlir::UnknownLoc>()) return n.getName().str();
+  if (const auto n = llvm::dyn_cast<mlir::NameLoc>(loc)) {
+    if (llvm::isa<mlir::UnknownLoc>(n.getChildLoc())) return n.getName().str();
     return n.getName().str() + "@" + location_string(n.getChildLoc());
   }
   std::string s;
@@ -210,7 +216,7 @@ struct int_tensor {
 };
 inline std::optional<int_tensor> read_int_tensor(mlir::DenseElementsAttr attr) {
   if (!attr) return std::nullopt;
-  const auto type = attr.getType().dyn_cast<mlir::RankedTensorType>();
+  const auto type = llvm::dyn_cast<mlir::RankedTensorType>(attr.getType());
   if (!type) return std::nullopt;
   const auto e = int_element_of(type.getElementType());
   if (!e) return std::nullopt;
@@ -228,7 +234,172 @@ inline std::optional<int_tensor> read_int_tensor(mlir::DenseElementsAttr attr) {
 inline mlir::DenseElementsAttr dense_of(mlir::Operation* op) {
   auto c = llvm::dyn_cast_or_null<mlir::tosa::ConstOp>(op);
   if (!c) return {};
-  return c.getValueAttr().dyn_cast<mlir::DenseElementsAttr>();
+  return llvm::dyn_cast<mlir::DenseElementsAttr>(c.getValuesAttr());
+}
+
+// TOSA 1.0's name for an op (qfold/graph/tosa_operands.hpp), from its MLIR name.
+inline qfold::tosa::op tosa_op_of(mlir::Operation* op) {
+  if (op == nullptr) return qfold::tosa::op::other;
+  return qfold::tosa::op_named(std::string_view(op->getName().getStringRef()));
+}
+
+// A parameter operand: constant (the integers of its tosa.const), computed at run time, or a
+// constant qfold cannot read as integers (bad input).
+struct parameter {
+  enum class state : std::uint8_t { constant, computed, unreadable } is = state::computed;
+  std::optional<int_tensor> values;
+  mlir::Type element;  // the tensor's element type
+};
+inline parameter read_parameter(mlir::Operation* op, std::size_t i) {
+  parameter p;
+  if (i >= op->getNumOperands()) {
+    p.is = parameter::state::unreadable;
+    return p;
+  }
+  const mlir::Value v = op->getOperand(static_cast<unsigned>(i));
+  p.element = element_of(v);
+  if (!llvm::isa_and_nonnull<mlir::tosa::ConstOp>(v.getDefiningOp())) return p;
+  p.values = read_int_tensor(dense_of(v.getDefiningOp()));
+  p.is = p.values ? parameter::state::constant : parameter::state::unreadable;
+  return p;
+}
+// A one-element zero point as the spec means it (an unsigned side's value from its signless
+// storage), or nullopt when it is not one integer.
+inline std::optional<std::int64_t> zero_point_of(const parameter& p, bool is_unsigned) {
+  if (p.is != parameter::state::constant || p.values->data.size() != 1) return std::nullopt;
+  const auto e = int_element_of(p.element);
+  const std::int64_t stored = p.values->data[0];
+  if (!e || e->is_unsigned) return stored;  // an unsigned type holds the value itself
+  return qfold::tosa::zero_point_value(stored, e->width, is_unsigned);
+}
+
+inline const char* operand_name(qfold::tosa::op o, std::size_t i) {
+  using qfold::tosa::op;
+  switch (o) {
+    case op::rescale: {
+      constexpr const char* n[] = {"input", "multiplier", "shift", "input_zp", "output_zp"};
+      return i < 5 ? n[i] : "operand";
+    }
+    case op::mul:
+      return i == 2 ? "shift" : "input";
+    case op::table:
+      return i == 1 ? "table" : "input";
+    case op::conv2d:
+    case op::depthwise_conv2d:
+      return i == 3 ? "input_zp" : i == 4 ? "weight_zp" : "operand";
+    case op::matmul:
+      return i == 2 ? "a_zp" : i == 3 ? "b_zp" : "operand";
+    default:
+      return "operand";
+  }
+}
+// Throws qfold::parameter_not_constant, naming the op and the operand.
+[[noreturn]] inline void not_constant(mlir::Operation* op, std::size_t i) {
+  throw qfold::parameter_not_constant("qfold_tosa: " + op->getName().getStringRef().str() + "'s " +
+                                      operand_name(tosa_op_of(op), i) + " at " +
+                                      location_string(op->getLoc()) +
+                                      " is computed at run time, not a tosa.const");
+}
+
+// A RESCALE as qfold reads it. `computed`: a parameter is computed at run time (the folds refuse
+// the site); `problem`: the constants break the spec's rules (bad input).
+struct rescale_read {
+  qfold::rescale_attributes attributes;
+  element_range multipliers, shifts;
+  std::optional<std::size_t> computed;  // the first parameter computed at run time
+  std::string problem;
+};
+inline rescale_read read_rescale(mlir::tosa::RescaleOp op) {
+  namespace t = qfold::tosa;
+  rescale_read r;
+  const mlir::Type in = element_of(op.getInput()), out = element_of(op.getOutput());
+  const auto it = rescale_type_of(in, true), ot = rescale_type_of(out, false);
+  if (!it || !ot) {
+    r.problem = "tosa.rescale from " + type_string(in) + " to " + type_string(out) +
+                ": unsupported element types (i8/i16/i32/i48 to i8/i16/i32)";
+    return r;
+  }
+  auto& a = r.attributes;
+  a.input_type = it->first;
+  a.input_unsigned = it->second || op.getInputUnsigned();
+  a.output_type = ot->first;
+  a.output_unsigned = ot->second || op.getOutputUnsigned();
+  a.scale32 = op.getScale32();
+  switch (op.getRoundingMode()) {
+    case mlir::tosa::RoundingMode::SINGLE_ROUND:
+      a.rounding = qfold::rounding_mode::single_round;
+      break;
+    case mlir::tosa::RoundingMode::INEXACT_ROUND:
+      a.rounding = qfold::rounding_mode::inexact_round;
+      break;
+    case mlir::tosa::RoundingMode::DOUBLE_ROUND:
+      a.rounding = qfold::rounding_mode::double_round;
+      break;
+  }
+  a.per_channel = op.getPerChannel();
+  const parameter m = read_parameter(op, t::rescale_operand::multiplier),
+                  s = read_parameter(op, t::rescale_operand::shift),
+                  izp = read_parameter(op, t::rescale_operand::input_zp),
+                  ozp = read_parameter(op, t::rescale_operand::output_zp);
+  const parameter* params[] = {&m, &s, &izp, &ozp};
+  for (std::size_t i = 0; i < 4; ++i) {
+    if (params[i]->is == parameter::state::unreadable) {
+      r.problem = std::string("tosa.rescale: the ") + operand_name(t::op::rescale, i + 1) +
+                  " constant is not a dense integer tensor";
+      return r;
+    }
+    if (params[i]->is == parameter::state::computed && !r.computed) r.computed = i + 1;
+  }
+  if (m.is == parameter::state::constant) {
+    if (!is_signed_int(m.element, a.scale32 ? 32 : 16)) {
+      r.problem = std::string("tosa.rescale: scale32 = ") + (a.scale32 ? "true" : "false") +
+                  " needs an i" + (a.scale32 ? "32" : "16") + " multiplier, not " +
+                  type_string(m.element);
+      return r;
+    }
+    r.multipliers = m.values->data;
+  }
+  if (s.is == parameter::state::constant) {
+    if (!is_signed_int(s.element, 8)) {
+      r.problem = "tosa.rescale: the shift is " + type_string(s.element) + ", not i8";
+      return r;
+    }
+    r.shifts = s.values->data;
+  }
+  const auto in_zp = zero_point_of(izp, a.input_unsigned),
+             out_zp = zero_point_of(ozp, a.output_unsigned);
+  if ((izp.is == parameter::state::constant && !in_zp) ||
+      (ozp.is == parameter::state::constant && !out_zp)) {
+    r.problem = "tosa.rescale: a zero point is not a single integer";
+    return r;
+  }
+  a.input_zp = in_zp.value_or(0);
+  a.output_zp = out_zp.value_or(0);
+  if (r.computed) return r;
+  if (r.multipliers.size() != r.shifts.size()) {
+    r.problem = "tosa.rescale: " + std::to_string(r.multipliers.size()) + " multipliers but " +
+                std::to_string(r.shifts.size()) + " shifts";
+    return r;
+  }
+  std::size_t channels = 1;
+  if (a.per_channel) {
+    const auto type = llvm::dyn_cast<mlir::RankedTensorType>(op.getInput().getType());
+    if (!type || type.getRank() < 1 || mlir::ShapedType::isDynamic(type.getShape().back())) {
+      r.problem = "tosa.rescale: per_channel needs a static last dimension of the input";
+      return r;
+    }
+    channels = static_cast<std::size_t>(type.getShape().back());
+  }
+  std::vector<qfold::scale_factor> scales;
+  scales.reserve(r.multipliers.size());
+  for (std::size_t i = 0; i < r.multipliers.size(); ++i)
+    scales.push_back({static_cast<std::int32_t>(r.multipliers[i]), static_cast<int>(r.shifts[i])});
+  if (const auto ok = qfold::validate(a, scales, channels); !ok) {
+    r.problem = "tosa.rescale: " + std::string(ok.error().message);
+    if (ok.error().index != qfold::error::no_index)
+      r.problem += " (channel " + std::to_string(ok.error().index) + ")";
+  }
+  return r;
 }
 
 // What an op is to qfold, and why it is bad input if it is (empty: it is not).
@@ -237,58 +408,10 @@ struct inspection {
   std::string problem;
 };
 
-inline inspection inspect_rescale(mlir::tosa::RescaleOp op) {
-  inspection r;
-  const mlir::Type in = element_of(op.getInput()), out = element_of(op.getOutput());
-  const auto it = rescale_type_of(in, true), ot = rescale_type_of(out, false);
-  if (!it || !ot) {
-    r.problem = "tosa.rescale from " + type_string(in) + " to " + type_string(out) +
-                ": unsupported element types (i8/i16/i32/i48/ui8/ui16 to i8/i16/i32/ui8/ui16)";
-    return r;
-  }
-  qfold::rescale_attributes a;
-  a.input_type = it->first;
-  a.input_unsigned = it->second;
-  a.output_type = ot->first;
-  a.output_unsigned = ot->second;
-  a.scale32 = op.getScale32();
-  a.rounding =
-      op.getDoubleRound() ? qfold::rounding_mode::double_round : qfold::rounding_mode::single_round;
-  a.per_channel = op.getPerChannel();
-  a.input_zp = op.getInputZpAttr().getInt();
-  a.output_zp = op.getOutputZpAttr().getInt();
-  const auto m = op.getMultiplier(), s = op.getShift();
-  if (m.size() != s.size()) {
-    r.problem = "tosa.rescale: " + std::to_string(m.size()) + " multipliers but " +
-                std::to_string(s.size()) + " shifts";
-    return r;
-  }
-  std::size_t channels = 1;
-  if (a.per_channel) {
-    const auto t = op.getInput().getType().dyn_cast<mlir::RankedTensorType>();
-    if (!t || t.getRank() < 1 || mlir::ShapedType::isDynamic(t.getShape().back())) {
-      r.problem = "tosa.rescale: per_channel needs a static last dimension of the input";
-      return r;
-    }
-    channels = static_cast<std::size_t>(t.getShape().back());
-  }
-  std::vector<qfold::scale_factor> scales;
-  scales.reserve(m.size());
-  for (std::size_t i = 0; i < m.size(); ++i) scales.push_back({m[i], static_cast<int>(s[i])});
-  if (const auto ok = qfold::validate(a, scales, channels); !ok) {
-    r.problem = "tosa.rescale: " + std::string(ok.error().message);
-    if (ok.error().index != qfold::error::no_index)
-      r.problem += " (channel " + std::to_string(ok.error().index) + ")";
-    return r;
-  }
-  r.kind = qfold::op_kind::rescale;
-  return r;
-}
-
 inline inspection inspect_table(mlir::tosa::TableOp op) {
   inspection r;
-  const mlir::Type in = element_of(op.getInput()), out = element_of(op.getOutput());
-  const auto table = op.getTable().getType().dyn_cast<mlir::RankedTensorType>();
+  const mlir::Type in = element_of(op.getInput1()), out = element_of(op.getOutput());
+  const auto table = llvm::dyn_cast<mlir::RankedTensorType>(op.getTable().getType());
   const bool int8 = is_signed_int(in, 8);
   if (!int8 && !is_signed_int(in, 16)) {
     r.problem = "tosa.table on " + type_string(in) + ": only i8 and i16 inputs are supported";
@@ -319,85 +442,130 @@ inline inspection inspect_mul(mlir::tosa::MulOp op) {
   if (!ea || a != b || ea->is_unsigned || (ea->width != 8 && ea->width != 16 && ea->width != 32) ||
       !is_signed_int(out, 32))
     return r;  // float, or a combination TOSA does not define: not looked through
-  const std::int64_t shift = op.getShiftAttr().getInt();
-  if (shift < 0 || shift > 63 || (shift != 0 && ea->width != 32)) {
-    r.problem =
-        "tosa.mul: shift " + std::to_string(shift) + " (0..63, and 0 unless the inputs are i32)";
+  const parameter shift = read_parameter(op, qfold::tosa::mul_operand::shift);
+  if (shift.is == parameter::state::constant) {
+    const std::int64_t s = shift.values->data.size() == 1 ? shift.values->data[0] : -1;
+    if (s < 0 || s > 63 || (s != 0 && ea->width != 32)) {
+      r.problem = "tosa.mul: shift " + std::to_string(s) +
+                  " (one value, 0..63, and 0 unless the inputs are i32)";
+      return r;
+    }
+  } else if (shift.is == parameter::state::unreadable) {
+    r.problem = "tosa.mul: the shift constant is not a dense integer tensor";
     return r;
   }
   r.kind = qfold::op_kind::mul;
   return r;
 }
 
-template <class Conv>
-inline inspection inspect_conv(Conv op, qfold::op_kind kind) {
+// CONV2D, DEPTHWISE_CONV2D (int8 x int8, i32 accumulator) and MATMUL with a constant right-hand
+// side of one batch (a linear layer: TOSA 1.0 has no FULLY_CONNECTED); anything else `other`.
+inline inspection inspect_conv(mlir::Operation* op, qfold::tosa::op o) {
+  namespace t = qfold::tosa;
   inspection r;
-  if (!is_signed_int(element_of(op.getInput()), 8) ||
-      !is_signed_int(element_of(op.getWeight()), 8) ||
-      !is_signed_int(element_of(op.getBias()), 32) ||
-      !is_signed_int(element_of(op.getOutput()), 32))
+  const bool matmul = o == t::op::matmul;
+  if (!is_signed_int(element_of(op->getOperand(0)), 8) ||
+      !is_signed_int(element_of(op->getOperand(1)), 8) ||
+      !is_signed_int(element_of(op->getResult(0)), 32) ||
+      (!matmul && !is_signed_int(element_of(op->getOperand(t::conv_operand::bias)), 32)))
     return r;  // float, or int16 x int8 with an i48 accumulator: not folded into
-  if (const auto q = op.getQuantizationInfoAttr()) {
-    const auto in_zp = q.getInputZp(), w_zp = q.getWeightZp();
-    if (in_zp < -128 || in_zp > 127 || w_zp < -128 || w_zp > 127) {
-      r.problem = std::string(op->getName().getStringRef()) + ": zero points " +
-                  std::to_string(in_zp) + ", " + std::to_string(w_zp) + " outside int8";
+  if (matmul) {
+    const auto b = llvm::dyn_cast<mlir::RankedTensorType>(op->getOperand(1).getType());
+    if (!llvm::isa_and_nonnull<mlir::tosa::ConstOp>(op->getOperand(1).getDefiningOp()) || !b ||
+        b.getRank() != 3 || b.getShape()[0] != 1)
+      return r;  // a product of two activations, or one weight per batch: not a linear layer
+  }
+  const std::size_t zps[2] = {matmul ? t::matmul_operand::a_zp : t::conv_operand::input_zp,
+                              matmul ? t::matmul_operand::b_zp : t::conv_operand::weight_zp};
+  for (const std::size_t i : zps) {
+    const parameter p = read_parameter(op, i);
+    if (p.is == parameter::state::computed) continue;  // refused by the folds that read it
+    const auto zp = zero_point_of(p, false);
+    if (!zp || *zp < -128 || *zp > 127) {
+      r.problem = op->getName().getStringRef().str() + ": the " + operand_name(o, i) +
+                  " is not one int8 value";
       return r;
     }
   }
-  r.kind = kind;
+  r.kind = matmul ? qfold::op_kind::linear : qfold::op_kind::convolution;
   return r;
 }
 
-inline inspection inspect(mlir::Operation* op) {
+inline inspection inspect(mlir::Operation* operation) {
   using namespace mlir::tosa;
+  using op = qfold::tosa::op;
   inspection r;
-  if (op == nullptr) return r;
-  if (auto c = llvm::dyn_cast<ConstOp>(op)) {
-    if (c.getValueAttr().isa<mlir::DenseElementsAttr>()) r.kind = qfold::op_kind::constant;
-    return r;
-  }
-  if (auto o = llvm::dyn_cast<RescaleOp>(op)) return inspect_rescale(o);
-  if (auto o = llvm::dyn_cast<TableOp>(op)) return inspect_table(o);
-  if (auto o = llvm::dyn_cast<MulOp>(op)) return inspect_mul(o);
-  if (llvm::isa<AddOp, SubOp>(op)) {
-    if (is_signed_int(element_of(op->getOperand(0)), 32) &&
-        is_signed_int(element_of(op->getOperand(1)), 32) &&
-        is_signed_int(element_of(op->getResult(0)), 32))
-      r.kind = llvm::isa<AddOp>(op) ? qfold::op_kind::add : qfold::op_kind::sub;
-    return r;
-  }
-  if (auto o = llvm::dyn_cast<ClampOp>(op)) {
-    const mlir::Type in = element_of(o.getInput());
-    const auto e = int_element_of(in);
-    if (!e || e->is_unsigned || e->width > 32 || in != element_of(o.getOutput())) return r;
-    if (o.getMinIntAttr().getInt() > o.getMaxIntAttr().getInt()) {
-      r.problem = "tosa.clamp: min_int " + std::to_string(o.getMinIntAttr().getInt()) +
-                  " above max_int " + std::to_string(o.getMaxIntAttr().getInt());
+  const auto o = tosa_op_of(operation);
+  switch (o) {
+    case op::const_:
+      if (llvm::isa<mlir::DenseElementsAttr>(llvm::cast<ConstOp>(operation).getValuesAttr()))
+        r.kind = qfold::op_kind::constant;
+      return r;
+    case op::rescale: {
+      auto read = read_rescale(llvm::cast<RescaleOp>(operation));
+      if (read.problem.empty()) r.kind = qfold::op_kind::rescale;
+      r.problem = std::move(read.problem);
       return r;
     }
-    r.kind = qfold::op_kind::clamp;
-    return r;
+    case op::table:
+      return inspect_table(llvm::cast<TableOp>(operation));
+    case op::mul:
+      return inspect_mul(llvm::cast<MulOp>(operation));
+    case op::add:
+    case op::sub:
+      if (is_signed_int(element_of(operation->getOperand(0)), 32) &&
+          is_signed_int(element_of(operation->getOperand(1)), 32) &&
+          is_signed_int(element_of(operation->getResult(0)), 32))
+        r.kind = o == op::add ? qfold::op_kind::add : qfold::op_kind::sub;
+      return r;
+    case op::clamp: {
+      auto c = llvm::cast<ClampOp>(operation);
+      const mlir::Type in = element_of(c.getInput());
+      const auto e = int_element_of(in);
+      if (!e || e->is_unsigned || e->width > 32 || in != element_of(c.getOutput())) return r;
+      const auto lo = llvm::dyn_cast<mlir::IntegerAttr>(c.getMinValAttr()),
+                 hi = llvm::dyn_cast<mlir::IntegerAttr>(c.getMaxValAttr());
+      if (!lo || !hi || lo.getValue().getBitWidth() > 64 || hi.getValue().getBitWidth() > 64) {
+        r.problem = "tosa.clamp: min_val and max_val are not integers";
+        return r;
+      }
+      if (lo.getValue().getSExtValue() > hi.getValue().getSExtValue()) {
+        r.problem = "tosa.clamp: min_val " + std::to_string(lo.getValue().getSExtValue()) +
+                    " above max_val " + std::to_string(hi.getValue().getSExtValue());
+        return r;
+      }
+      r.kind = qfold::op_kind::clamp;
+      return r;
+    }
+    case op::cast: {
+      const auto a = int_element_of(element_of(operation->getOperand(0))),
+                 b = int_element_of(element_of(operation->getResult(0)));
+      if (a && b && !a->is_unsigned && !b->is_unsigned && a->width <= 32 && b->width <= 32)
+        r.kind = qfold::op_kind::cast;
+      return r;
+    }
+    case op::conv2d:
+    case op::depthwise_conv2d:
+    case op::matmul:
+      return inspect_conv(operation, o);
+    case op::reshape:
+    case op::transpose:
+    case op::slice:
+      r.kind = qfold::op_kind::view;
+      return r;
+    case op::const_shape:
+    case op::other:
+      break;
   }
-  if (auto o = llvm::dyn_cast<CastOp>(op)) {
-    const auto a = int_element_of(element_of(o.getInput())),
-               b = int_element_of(element_of(o.getOutput()));
-    if (a && b && !a->is_unsigned && !b->is_unsigned && a->width <= 32 && b->width <= 32)
-      r.kind = qfold::op_kind::cast;
-    return r;
-  }
-  if (auto o = llvm::dyn_cast<Conv2DOp>(op)) return inspect_conv(o, qfold::op_kind::convolution);
-  if (auto o = llvm::dyn_cast<DepthwiseConv2DOp>(op))
-    return inspect_conv(o, qfold::op_kind::convolution);
-  if (auto o = llvm::dyn_cast<FullyConnectedOp>(op)) return inspect_conv(o, qfold::op_kind::linear);
-  if (llvm::isa<ReshapeOp, TransposeOp, SliceOp>(op)) r.kind = qfold::op_kind::view;
   return r;
 }
 
-// The operands qfold sees: transpose's perms are an attribute to qfold (hidden).
+// The operands qfold sees: TOSA 1.0's visible prefix (tosa_operands.hpp); all of an op qfold
+// does not know.
 inline std::size_t visible_operands(mlir::Operation* op) {
-  if (llvm::isa<mlir::tosa::TransposeOp>(op)) return 1;
-  return op->getNumOperands();
+  const auto o = tosa_op_of(op);
+  if (o == qfold::tosa::op::other) return op->getNumOperands();
+  return std::min<std::size_t>(qfold::tosa::layout_of(o).visible, op->getNumOperands());
 }
 
 // The operands qfold sees of one op, as a view of the op's own operand list (no copy). Borrowed:
@@ -446,10 +614,10 @@ static_assert(std::forward_iterator<operand_view::iterator>);
 
 }  // namespace detail
 
-// A RESCALE's attributes and its multiplier / shift arrays, as the op holds them.
+// A RESCALE's attributes and its multiplier / shift constants, read in place.
 struct rescale_info {
   qfold::rescale_attributes attributes;
-  std::span<const std::int32_t> multipliers, shifts;
+  detail::element_range multipliers, shifts;
 };
 
 // One func.func seen by qfold. Make one graph per function at a time and change the function
@@ -484,13 +652,13 @@ class graph {
 
   // A readable name: the op and its location, or the function's argument number.
   [[nodiscard]] std::string name(mlir::Value v) const {
-    if (const auto a = v.dyn_cast<mlir::BlockArgument>())
+    if (const auto a = llvm::dyn_cast<mlir::BlockArgument>(v))
       return "@" + func_.getSymName().str() + ":arg" + std::to_string(a.getArgNumber());
     mlir::Operation* op = v.getDefiningOp();
     std::string s =
         op->getName().getStringRef().str() + "@" + detail::location_string(op->getLoc());
     if (op->getNumResults() > 1)
-      s += "#" + std::to_string(v.cast<mlir::OpResult>().getResultNumber());
+      s += "#" + std::to_string(llvm::cast<mlir::OpResult>(v).getResultNumber());
     return s;
   }
   // Names of every node now, by identity: a report may name nodes that a pass has since erased.
@@ -533,7 +701,7 @@ class graph {
   [[nodiscard]] std::optional<qfold::tensor_view<float>> constant(mlir::Value v) const {
     const auto attr = detail::dense_of(v.getDefiningOp());
     if (!attr) return std::nullopt;
-    const auto type = attr.getType().dyn_cast<mlir::RankedTensorType>();
+    const auto type = llvm::dyn_cast<mlir::RankedTensorType>(attr.getType());
     if (!type || !type.getElementType().isF32()) return std::nullopt;
     const auto count = detail::element_count(type.getShape());
     const llvm::ArrayRef<char> raw = attr.getRawData();
@@ -556,46 +724,44 @@ class graph {
     return detail::read_int_tensor(detail::dense_of(v.getDefiningOp()));
   }
   [[nodiscard]] std::span<const std::int64_t> output_shape(mlir::Value v) const {
-    const auto t = v.getType().dyn_cast<mlir::RankedTensorType>();
+    const auto t = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
     if (!t) return {};
     return {t.getShape().data(), t.getShape().size()};
   }
   [[nodiscard]] std::optional<qfold::dtype> element_type(mlir::Value v) const {
     return detail::dtype_of(detail::element_of(v));
   }
+  // Throws qfold::parameter_not_constant when a parameter is computed at run time.
   [[nodiscard]] rescale_info rescale(mlir::Value v) const {
     rescale_info r;
     auto op = llvm::dyn_cast_or_null<mlir::tosa::RescaleOp>(v.getDefiningOp());
     if (!op) return r;
-    const auto it = detail::rescale_type_of(detail::element_of(op.getInput()), true);
-    const auto ot = detail::rescale_type_of(detail::element_of(op.getOutput()), false);
-    if (!it || !ot) return r;
-    auto& a = r.attributes;
-    a.input_type = it->first;
-    a.input_unsigned = it->second;
-    a.output_type = ot->first;
-    a.output_unsigned = ot->second;
-    a.scale32 = op.getScale32();
-    a.rounding = op.getDoubleRound() ? qfold::rounding_mode::double_round
-                                     : qfold::rounding_mode::single_round;
-    a.per_channel = op.getPerChannel();
-    a.input_zp = op.getInputZpAttr().getInt();
-    a.output_zp = op.getOutputZpAttr().getInt();
-    const auto m = op.getMultiplier(), s = op.getShift();
-    r.multipliers = {m.data(), m.size()};
-    r.shifts = {s.data(), s.size()};
+    const auto read = detail::read_rescale(op);
+    if (read.computed) detail::not_constant(op, *read.computed);
+    r.attributes = read.attributes;
+    r.multipliers = read.multipliers;
+    r.shifts = read.shifts;
     return r;
   }
+  // The MUL's shift (-1: not one value in 0..63, refused by the folds); throws
+  // qfold::parameter_not_constant when it is computed at run time.
   [[nodiscard]] int mul_shift(mlir::Value v) const {
-    auto op = llvm::dyn_cast_or_null<mlir::tosa::MulOp>(v.getDefiningOp());
-    if (!op) return 0;
-    const std::int64_t s = op.getShiftAttr().getInt();
-    return s >= 0 && s <= 63 ? static_cast<int>(s) : -1;  // -1: refused by the folds
+    mlir::Operation* op = v.getDefiningOp();
+    if (!llvm::isa_and_nonnull<mlir::tosa::MulOp>(op)) return 0;
+    const auto p = detail::read_parameter(op, qfold::tosa::mul_operand::shift);
+    if (p.is == detail::parameter::state::computed)
+      detail::not_constant(op, qfold::tosa::mul_operand::shift);
+    if (p.is != detail::parameter::state::constant || p.values->data.size() != 1) return -1;
+    const std::int64_t s = p.values->data[0];
+    return s >= 0 && s <= 63 ? static_cast<int>(s) : -1;
   }
   [[nodiscard]] qfold::clamp_attributes clamp_attributes(mlir::Value v) const {
     auto op = llvm::dyn_cast_or_null<mlir::tosa::ClampOp>(v.getDefiningOp());
     if (!op) return {};
-    return {op.getMinIntAttr().getInt(), op.getMaxIntAttr().getInt()};
+    const auto lo = llvm::dyn_cast<mlir::IntegerAttr>(op.getMinValAttr()),
+               hi = llvm::dyn_cast<mlir::IntegerAttr>(op.getMaxValAttr());
+    if (!lo || !hi) return {1, 0};  // refused (inspect names it bad input)
+    return {lo.getValue().getSExtValue(), hi.getValue().getSExtValue()};
   }
   // TOSA tensors carry no quantization parameters: zero points are RESCALE's and CONV's own.
   [[nodiscard]] std::optional<qfold::qparams> qparams(mlir::Value) const { return std::nullopt; }
@@ -606,50 +772,54 @@ class graph {
     a.input_channel_axis = 3;  // NHWC
     mlir::Operation* op = v.getDefiningOp();
     const auto padded = [](llvm::ArrayRef<std::int64_t> pad) {
-      for (const std::int64_t p : pad)
-        if (p != 0) return true;
-      return false;
+      return std::ranges::any_of(pad, [](std::int64_t p) { return p != 0; });
     };
     if (auto c = llvm::dyn_cast_or_null<mlir::tosa::Conv2DOp>(op)) {
       a.layout = qfold::weight_layout::o_s_i;  // OHWI
       a.padded = padded(c.getPad());
     } else if (auto d = llvm::dyn_cast_or_null<mlir::tosa::DepthwiseConv2DOp>(op)) {
-      // HWCM: one group per input channel. qfold's layouts have no HWCM; the folds refuse it.
-      a.layout = qfold::weight_layout::s_i_o;
+      a.layout = qfold::weight_layout::s_c_m;  // HWCM: one group per input channel
       a.padded = padded(d.getPad());
-      const auto w = d.getWeight().getType().dyn_cast<mlir::RankedTensorType>();
+      const auto w = llvm::dyn_cast<mlir::RankedTensorType>(d.getWeight().getType());
       a.groups = w && w.getRank() == 4 && w.getShape()[2] > 0 ? w.getShape()[2] : 0;
-    } else if (llvm::isa_and_nonnull<mlir::tosa::FullyConnectedOp>(op)) {
-      a.layout = qfold::weight_layout::o_i_s;  // (out, in)
-      a.input_channel_axis = 1;
+    } else if (llvm::isa_and_nonnull<mlir::tosa::MatMulOp>(op)) {
+      a.layout = qfold::weight_layout::s_i_o;  // b [1, in, out]
+      a.input_channel_axis = 2;                // a [N, H, in]
     }
     return a;
   }
+  // The zero points of a convolution or linear MATMUL; throws qfold::parameter_not_constant when
+  // one is computed at run time.
   [[nodiscard]] std::optional<qfold::quantized_conv_attributes> quantized_conv(
       mlir::Value v) const {
+    namespace t = qfold::tosa;
     mlir::Operation* op = v.getDefiningOp();
     const auto k = kind(v);
     if (k != qfold::op_kind::convolution && k != qfold::op_kind::linear) return std::nullopt;
-    const auto q = op->getAttrOfType<mlir::tosa::ConvOpQuantizationAttr>("quantization_info");
+    const bool matmul = k == qfold::op_kind::linear;
+    const std::size_t in_i = matmul ? t::matmul_operand::a_zp : t::conv_operand::input_zp,
+                      w_i = matmul ? t::matmul_operand::b_zp : t::conv_operand::weight_zp;
+    const auto in = detail::read_parameter(op, in_i), w = detail::read_parameter(op, w_i);
+    if (in.is == detail::parameter::state::computed) detail::not_constant(op, in_i);
+    if (w.is == detail::parameter::state::computed) detail::not_constant(op, w_i);
+    const auto in_zp = detail::zero_point_of(in, false), w_zp = detail::zero_point_of(w, false);
+    if (!in_zp || !w_zp) return std::nullopt;
     auto& wzp = weight_zero_points_[op];
-    wzp = q ? q.getWeightZp() : 0;
-    return qfold::quantized_conv_attributes{
-        q ? q.getInputZp() : 0, std::span<const std::int64_t>(&wzp, 1), qfold::dtype::int8};
+    wzp = *w_zp;
+    return qfold::quantized_conv_attributes{*in_zp, std::span<const std::int64_t>(&wzp, 1),
+                                            qfold::dtype::int8};
   }
   // Where layout view v puts its input's axis a, unchanged in size and order.
   [[nodiscard]] std::optional<std::int64_t> view_axis(mlir::Value v, std::int64_t a) const {
     mlir::Operation* op = v.getDefiningOp();
     if (op == nullptr || op->getNumOperands() < 1) return std::nullopt;
-    const auto in = op->getOperand(0).getType().dyn_cast<mlir::RankedTensorType>();
-    const auto out = v.getType().dyn_cast<mlir::RankedTensorType>();
+    const auto in = llvm::dyn_cast<mlir::RankedTensorType>(op->getOperand(0).getType());
+    const auto out = llvm::dyn_cast<mlir::RankedTensorType>(v.getType());
     if (!in || !out || a < 0 || a >= in.getRank() || !in.hasStaticShape() || !out.hasStaticShape())
       return std::nullopt;
     const auto ia = static_cast<std::size_t>(a);
     if (auto t = llvm::dyn_cast<mlir::tosa::TransposeOp>(op)) {
-      const auto perms = detail::read_int_tensor(detail::dense_of(t.getPerms().getDefiningOp()));
-      if (!perms) return std::nullopt;
-      std::vector<std::int64_t> p;
-      for (const std::int64_t x : perms->data) p.push_back(x);
+      const llvm::ArrayRef<std::int32_t> p = t.getPerms();
       if (p.size() != static_cast<std::size_t>(out.getRank())) return std::nullopt;
       std::optional<std::int64_t> r;
       std::vector<bool> seen(p.size(), false);
@@ -662,10 +832,12 @@ class graph {
       return r;
     }
     if (auto s = llvm::dyn_cast<mlir::tosa::SliceOp>(op)) {
-      const auto start = s.getStart(), size = s.getSize();
-      if (start.size() != static_cast<std::size_t>(in.getRank()) || size.size() != start.size())
+      // start and size are tosa.const_shape operands (one value per axis).
+      const auto start = shape_values(s.getStart()), size = shape_values(s.getSize());
+      if (!start || !size || start->size() != static_cast<std::size_t>(in.getRank()) ||
+          size->size() != start->size())
         return std::nullopt;
-      if (start[ia] == 0 && size[ia] == in.getShape()[ia]) return a;
+      if ((*start)[ia] == 0 && (*size)[ia] == in.getShape()[ia]) return a;
       return std::nullopt;
     }
     if (llvm::isa<mlir::tosa::ReshapeOp>(op)) {
@@ -712,7 +884,7 @@ class graph {
       values.emplace_back(et.getWidth(), static_cast<std::uint64_t>(x), !et.isUnsigned());
     }
     const auto type = mlir::RankedTensorType::get(llvm::ArrayRef(shape.data(), shape.size()), et);
-    return make_constant(mlir::DenseElementsAttr::get(type.cast<mlir::ShapedType>(), values));
+    return make_constant(mlir::DenseElementsAttr::get(llvm::cast<mlir::ShapedType>(type), values));
   }
   // A new TABLE on `input` with a private tosa.const: 256 int8 entries (i8 in, i8 out) or 513
   // int16 entries (i16 in, i32 out).
@@ -722,55 +894,78 @@ class graph {
   mlir::Value add_table(mlir::Value input, std::span<const std::int16_t> values) {
     return make_table(input, values, 16, 32);
   }
-  // A new RESCALE of `input`: attributes and scales as TOSA's (one, or one per channel of the
-  // last axis with per_channel); checked with qfold::validate. INEXACT_ROUND has no LLVM 16 form.
+  // A new RESCALE of `input` in TOSA 1.0's form: attributes and scales as TOSA's (one, or one
+  // per channel of the last axis with per_channel), checked with qfold::validate; its multiplier,
+  // shift and zero points are new tosa.const ops (an unsigned side's zero point stored signless).
   mlir::Value add_rescale(mlir::Value input, const qfold::rescale_attributes& a,
                           std::span<const qfold::scale_factor> scales) {
     collect_garbage();
-    const auto it = detail::rescale_type_of(detail::element_of(input), true);
-    if (!it || it->first != a.input_type || it->second != a.input_unsigned)
+    const mlir::Type in_elem = detail::element_of(input);
+    const auto it = detail::rescale_type_of(in_elem, true);
+    if (!it || it->first != a.input_type || (it->second && !a.input_unsigned))
       throw std::invalid_argument(
-          "qfold_tosa: add_rescale: the input's type is not the "
-          "attributes' input type");
-    if (a.rounding == qfold::rounding_mode::inexact_round)
-      throw std::invalid_argument("qfold_tosa: add_rescale: INEXACT_ROUND has no LLVM 16 form");
+          "qfold_tosa: add_rescale: the input's type is not the attributes' input type");
     std::size_t channels = 1;
-    const auto in_type = input.getType().dyn_cast<mlir::RankedTensorType>();
+    const auto in_type = llvm::dyn_cast<mlir::RankedTensorType>(input.getType());
     if (a.per_channel) {
       if (!in_type || in_type.getRank() < 1 ||
           mlir::ShapedType::isDynamic(in_type.getShape().back()))
         throw std::invalid_argument(
-            "qfold_tosa: add_rescale: per_channel needs a static last "
-            "dimension");
+            "qfold_tosa: add_rescale: per_channel needs a static last dimension");
       channels = static_cast<std::size_t>(in_type.getShape().back());
     }
     if (const auto ok = qfold::validate(a, scales, channels); !ok)
       throw std::invalid_argument("qfold_tosa: add_rescale: " + std::string(ok.error().message));
-    if (a.input_zp < INT32_MIN || a.input_zp > INT32_MAX || a.output_zp < INT32_MIN ||
-        a.output_zp > INT32_MAX)
-      throw std::invalid_argument("qfold_tosa: add_rescale: a zero point outside int32");
-    using S = mlir::IntegerType::SignednessSemantics;
-    const mlir::Type out_elem = mlir::IntegerType::get(
-        builder_.getContext(), static_cast<unsigned>(qfold::bit_width(a.output_type)),
-        a.output_unsigned ? S::Unsigned : S::Signless);
-    const auto out_type = input.getType().cast<mlir::ShapedType>().clone(out_elem);
-    std::vector<std::int32_t> m, s;
+    const auto out_bits = static_cast<unsigned>(qfold::bit_width(a.output_type));
+    const mlir::Type out_elem = builder_.getIntegerType(out_bits);
+    const auto in_bits = llvm::cast<mlir::IntegerType>(in_elem).getWidth();
+    const auto in_zp = qfold::tosa::zero_point_stored(a.input_zp, std::min(in_bits, 32U),
+                                                      a.input_unsigned && !it->second);
+    const auto out_zp = qfold::tosa::zero_point_stored(a.output_zp, out_bits, a.output_unsigned);
+    if (!in_zp || !out_zp)
+      throw std::invalid_argument("qfold_tosa: add_rescale: a zero point outside its type");
+    check_in_block(input);
+    const auto out_type = llvm::cast<mlir::ShapedType>(input.getType()).clone(out_elem);
+    const auto n = static_cast<std::int64_t>(scales.size());
+    std::vector<llvm::APInt> m, s;
     m.reserve(scales.size());
     s.reserve(scales.size());
     for (const auto& f : scales) {
-      m.push_back(f.multiplier);
-      s.push_back(static_cast<std::int32_t>(f.shift));
+      m.emplace_back(a.scale32 ? 32 : 16, static_cast<std::uint64_t>(std::int64_t{f.multiplier}),
+                     true);
+      s.emplace_back(8, static_cast<std::uint64_t>(std::int64_t{f.shift}), true);
     }
-    check_in_block(input);
+    const auto vector = [&](unsigned bits, std::int64_t count, llvm::ArrayRef<llvm::APInt> v) {
+      return mlir::DenseElementsAttr::get(
+          mlir::RankedTensorType::get({count}, builder_.getIntegerType(bits)), v);
+    };
+    const llvm::APInt izp(in_bits, static_cast<std::uint64_t>(*in_zp), true);
+    const llvm::APInt ozp(out_bits, static_cast<std::uint64_t>(*out_zp), true);
+    const mlir::DenseElementsAttr attrs[] = {
+        vector(a.scale32 ? 32 : 16, n, m), vector(8, n, s),
+        mlir::DenseElementsAttr::get(mlir::RankedTensorType::get({1}, in_elem), izp),
+        mlir::DenseElementsAttr::get(mlir::RankedTensorType::get({1}, out_elem), ozp)};
+    mlir::Value params[4];
+    std::size_t made = 0;
+    try {
+      for (; made < 4; ++made) params[made] = make_constant(attrs[made]);
+    } catch (...) {  // all or nothing
+      while (made > 0) erase_made_constant(params[--made]);
+      throw;
+    }
     place_after(input);
-    auto op = builder_.create<mlir::tosa::RescaleOp>(
-        location_of(input), out_type, input,
-        builder_.getI32IntegerAttr(static_cast<std::int32_t>(a.input_zp)),
-        builder_.getI32IntegerAttr(static_cast<std::int32_t>(a.output_zp)),
-        builder_.getDenseI32ArrayAttr(m), builder_.getDenseI32ArrayAttr(s),
-        builder_.getBoolAttr(a.scale32),
-        builder_.getBoolAttr(a.rounding == qfold::rounding_mode::double_round),
-        builder_.getBoolAttr(a.per_channel));
+    // After the new constants when the input is an argument (they went to the block's start,
+    // the first-made last).
+    if (input.getDefiningOp() == nullptr)
+      builder_.setInsertionPointAfter(params[0].getDefiningOp());
+    mlir::tosa::RoundingMode rounding = mlir::tosa::RoundingMode::SINGLE_ROUND;
+    if (a.rounding == qfold::rounding_mode::double_round)
+      rounding = mlir::tosa::RoundingMode::DOUBLE_ROUND;
+    if (a.rounding == qfold::rounding_mode::inexact_round)
+      rounding = mlir::tosa::RoundingMode::INEXACT_ROUND;
+    auto op = mlir::tosa::RescaleOp::create(
+        builder_, location_of(input), out_type, input, params[0], params[1], params[2], params[3],
+        a.scale32, rounding, a.per_channel, a.input_unsigned, a.output_unsigned);
     return op.getResult();
   }
 
@@ -810,67 +1005,134 @@ class graph {
     }
     old.replaceAllUsesWith(v);
   }
-  // Erases v's op when nothing reads it. A transpose's perms constant (hidden from qfold) goes
-  // with it when nothing else reads it; so does the private constant of a table add_table made,
-  // but only at the next mutation point (qfold may still look at it, as operand 1 of the table,
-  // until then: it erases it itself when it does).
+  // Erases v's op when nothing reads it. Its hidden parameter constants (tosa_operands.hpp: a
+  // RESCALE's multiplier, shift and zero points, a MUL's shift, a convolution's zero points, a
+  // reshape's or slice's shape) and the private table of a TABLE that add_table made go with it
+  // when nothing else reads them, at the next mutation point: qfold may still look at them (they
+  // are nodes too) until then, and erases them itself when it does.
   void erase(mlir::Value v) noexcept {
     mlir::Operation* op = v.getDefiningOp();
     if (op == nullptr) return;
     for (const mlir::Value r : op->getResults())
       if (!r.use_empty()) return;
-    mlir::Operation* hidden = nullptr;
-    if (auto t = llvm::dyn_cast<mlir::tosa::TransposeOp>(op)) hidden = t.getPerms().getDefiningOp();
-    mlir::Operation* private_table = nullptr;
+    // At most the five operands of a TOSA op, without allocating (erase must not throw).
+    mlir::Operation* hidden[6] = {};
+    std::size_t count = 0;
+    for (std::size_t i = detail::visible_operands(op); i < op->getNumOperands() && count < 5; ++i)
+      hidden[count++] = op->getOperand(static_cast<unsigned>(i)).getDefiningOp();
     if (const auto it = private_tables_.find(op); it != private_tables_.end()) {
-      private_table = it->second;
+      hidden[count++] = it->second;
       private_tables_.erase(it);
     }
-    garbage_.erase(op);
-    front_constants_.erase(op);
-    changed();
+    forget(op);
     op->erase();
-    if (hidden != nullptr && llvm::isa<mlir::tosa::ConstOp>(hidden) && hidden->use_empty()) {
-      front_constants_.erase(hidden);
-      hidden->erase();
-    }
-    if (private_table != nullptr && private_table->use_empty()) {
+    for (std::size_t i = 0; i < count; ++i) {
+      mlir::Operation* h = hidden[i];
+      if (h == nullptr || !h->use_empty() || garbage_.count(h) != 0 ||
+          !llvm::isa<mlir::tosa::ConstOp, mlir::tosa::ConstShapeOp>(h))
+        continue;
       try {
-        garbage_.insert(private_table);
-      } catch (...) {  // no memory for the note: erase it now (qfold reads it only if listed)
-        private_table->erase();
+        garbage_.insert(h);
+      } catch (...) {  // no memory for the note: erase it now (unless qfold may still read it)
+        if (front_constants_.count(h) != 0) {
+          forget(h);
+          h->erase();
+        }
       }
     }
   }
   [[noreturn]] void set_qparams(mlir::Value, const qfold::qparams&) {
     throw std::logic_error("qfold_tosa: TOSA tensors carry no qparams");
   }
+  // Sets a convolution's input zero point: in place when the zero-point constant has no other
+  // reader, else through a constant of its own before the conv; setting it back to what it was
+  // reads the original constant again, so a rollback leaves the function as it was.
   void set_conv_input_zero_point(mlir::Value n, std::int64_t zp) {
     collect_garbage();
+    namespace t = qfold::tosa;
     mlir::Operation* op = n.getDefiningOp();
     const auto k = detail::inspect(op).kind;
     if (k != qfold::op_kind::convolution && k != qfold::op_kind::linear)
       throw std::logic_error("qfold_tosa: set_conv_input_zero_point on a non-integer conv");
     if (zp < -128 || zp > 127)
       throw std::invalid_argument("qfold_tosa: an input zero point outside int8");
-    const auto q = op->getAttrOfType<mlir::tosa::ConvOpQuantizationAttr>("quantization_info");
-    op->setAttr("quantization_info", mlir::tosa::ConvOpQuantizationAttr::get(
-                                         builder_.getContext(), zp, q ? q.getWeightZp() : 0));
+    const auto index = static_cast<unsigned>(
+        k == qfold::op_kind::linear ? t::matmul_operand::a_zp : t::conv_operand::input_zp);
+    const mlir::Value current = op->getOperand(index);
+    auto c = llvm::dyn_cast_or_null<mlir::tosa::ConstOp>(current.getDefiningOp());
+    if (!c) detail::not_constant(op, index);
+    const auto type = llvm::cast<mlir::RankedTensorType>(current.getType());
+    const auto attr = mlir::DenseElementsAttr::get(
+        type, llvm::APInt(type.getElementType().getIntOrFloatBitWidth(),
+                          static_cast<std::uint64_t>(zp), true));
+    if (const auto it = original_zero_points_.find(op); it != original_zero_points_.end()) {
+      mlir::Operation* original = it->second;
+      if (detail::dense_of(original) == attr) {  // back to the constant it read before
+        changed();
+        original_zero_points_.erase(it);
+        op->setOperand(index, original->getResult(0));
+        if (current.use_empty()) {
+          forget(c);
+          c->erase();
+        }
+        return;
+      }
+    }
+    if (current.hasOneUse()) {
+      changed();
+      c.setValuesAttr(attr);
+      return;
+    }
+    builder_.setInsertionPoint(op);
+    auto own = mlir::tosa::ConstOp::create(builder_, location_of(n), type, attr);
+    try {
+      original_zero_points_.emplace(op, c.getOperation());
+    } catch (...) {  // all or nothing
+      own->erase();
+      throw;
+    }
+    changed();
+    op->setOperand(index, own.getResult());
   }
 
-  // Erases the private table constants left without readers (see erase). Runs at every mutation
-  // point and when the graph goes; call it before printing the function.
+  // Erases the constants left without readers (see erase). Runs at every mutation point and when
+  // the graph goes; call it before printing the function.
   void collect_garbage() noexcept {
     changed();
-    for (mlir::Operation* op : garbage_)
+    std::unordered_set<mlir::Operation*> garbage;
+    garbage.swap(garbage_);  // forget() below edits garbage_
+    for (mlir::Operation* op : garbage)
       if (op->use_empty()) {
-        front_constants_.erase(op);
+        forget(op);
         op->erase();
       }
-    garbage_.clear();
   }
 
  private:
+  // Drops every note about op before it is erased (its address may come back).
+  void forget(mlir::Operation* op) noexcept {
+    changed();
+    garbage_.erase(op);
+    front_constants_.erase(op);
+    original_zero_points_.erase(op);
+    for (auto it = original_zero_points_.begin(); it != original_zero_points_.end();)
+      it = it->second == op ? original_zero_points_.erase(it) : std::next(it);
+  }
+  void erase_made_constant(mlir::Value v) noexcept {
+    forget(v.getDefiningOp());
+    v.getDefiningOp()->erase();
+  }
+  // The values of a tosa.const_shape operand (a shape, a slice's start or size), or nullopt.
+  static std::optional<std::vector<std::int64_t>> shape_values(mlir::Value v) {
+    auto c = llvm::dyn_cast_or_null<mlir::tosa::ConstShapeOp>(v.getDefiningOp());
+    if (!c) return std::nullopt;
+    std::vector<std::int64_t> r;
+    for (const llvm::APInt& x : c.getValuesAttr().getValues<llvm::APInt>()) {
+      if (x.getSignificantBits() > 64) return std::nullopt;
+      r.push_back(x.getSExtValue());
+    }
+    return r;
+  }
   // Forgets what was read: the views handed out live until the next change.
   void changed() const noexcept {
     // Swapped with empty maps, not cleared: clear() zeroes the whole bucket array, sized for the
@@ -893,9 +1155,9 @@ class graph {
   mlir::Value make_constant(mlir::DenseElementsAttr attr) {
     if (block_ == nullptr) throw std::logic_error("qfold_tosa: a function without a body");
     builder_.setInsertionPointToStart(block_);
-    auto c = builder_.create<mlir::tosa::ConstOp>(
-        mlir::NameLoc::get(builder_.getStringAttr("qfold"), func_.getLoc()), attr.getType(),
-        attr.cast<mlir::ElementsAttr>());
+    auto c = mlir::tosa::ConstOp::create(
+        builder_, mlir::NameLoc::get(builder_.getStringAttr("qfold"), func_.getLoc()),
+        attr.getType(), llvm::cast<mlir::ElementsAttr>(attr));
     try {
       front_constants_.insert(c.getOperation());
     } catch (...) {  // all or nothing
@@ -910,7 +1172,7 @@ class graph {
     if (block_ == nullptr) throw std::logic_error("qfold_tosa: a function without a body");
     mlir::Operation* def = v.getDefiningOp();
     const bool in = def != nullptr ? def->getBlock() == block_
-                                   : v.cast<mlir::BlockArgument>().getOwner() == block_;
+                                   : llvm::cast<mlir::BlockArgument>(v).getOwner() == block_;
     if (!in) throw std::logic_error("qfold_tosa: a value outside the function's entry block");
   }
   void place_after(mlir::Value v) {
@@ -933,7 +1195,7 @@ class graph {
       throw std::invalid_argument("qfold_tosa: add_table: the input is not i" +
                                   std::to_string(bits));
     const auto out_type =
-        input.getType().cast<mlir::ShapedType>().clone(builder_.getIntegerType(out_bits));
+        llvm::cast<mlir::ShapedType>(input.getType()).clone(builder_.getIntegerType(out_bits));
     const auto table_type = mlir::RankedTensorType::get({static_cast<std::int64_t>(entries)},
                                                         builder_.getIntegerType(bits));
     const auto attr =
@@ -942,7 +1204,7 @@ class graph {
     const mlir::Value table = make_constant(attr);
     place_after(input);
     if (input.getDefiningOp() == nullptr) builder_.setInsertionPointAfter(table.getDefiningOp());
-    auto op = builder_.create<mlir::tosa::TableOp>(location_of(input), out_type, input, table);
+    auto op = mlir::tosa::TableOp::create(builder_, location_of(input), out_type, input, table);
     try {
       private_tables_.emplace(op.getOperation(), table.getDefiningOp());
     } catch (...) {  // all or nothing
@@ -962,7 +1224,7 @@ class graph {
     if (in_block == nullptr) throw std::logic_error("qfold_tosa: a reader outside the function");
     mlir::Operation* def = v.getDefiningOp();
     if (def == nullptr) {
-      if (v.cast<mlir::BlockArgument>().getOwner() != block_)
+      if (llvm::cast<mlir::BlockArgument>(v).getOwner() != block_)
         throw std::logic_error("qfold_tosa: an argument of another block");
       return nullptr;
     }
@@ -997,6 +1259,8 @@ class graph {
   std::unordered_map<mlir::Operation*, mlir::Operation*> private_tables_;  // table -> its const
   std::unordered_set<mlir::Operation*> garbage_;
   std::unordered_set<mlir::Operation*> front_constants_;  // made by make_constant, erased on erase
+  // conv -> the shared input zero-point constant it read before set_conv_input_zero_point
+  std::unordered_map<mlir::Operation*, mlir::Operation*> original_zero_points_;
   mutable std::unordered_map<mlir::Operation*, std::int64_t> weight_zero_points_;
   mutable std::deque<std::vector<float>> float_copies_;
   // kind() of each op seen, until the next change (an erased op's address may come back).

@@ -1,17 +1,21 @@
-// Running qfold's passes over TOSA functions: the checks that make a function bad input, the
-// passes by name (qfold::standard_pipeline of the adapter), reports with names, and each qfold
-// pass as an MLIR pass (--qfold-fold-dyt-alpha, ...) that composes with upstream passes.
+// qfold's passes over TOSA 1.0 functions, as a compiler links them: the checks that make a
+// function bad input, the passes by name (qfold::standard_pipeline of the adapter), reports with
+// names, and register_passes(): each qfold pass as an MLIR pass (--qfold-fold-dyt-alpha, ...) and
+// the pipeline --qfold-fold (all of them, in order), to compose with upstream passes in one
+// --pass-pipeline of any *-opt tool.
 #pragma once
 
 #include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/Pass/Pass.h>
+#include <mlir/Pass/PassManager.h>
 #include <mlir/Pass/PassRegistry.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <exception>
 #include <memory>
+#include <qfold/graph/named_sites.hpp>
 #include <qfold/graph/report.hpp>
 #include <qfold/graph/standard_pipeline.hpp>
 #include <qfold_tosa_mlir/tosa_graph.hpp>
@@ -21,8 +25,6 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include "../common/tool_support.hpp"
 
 namespace qfold_tosa {
 
@@ -54,18 +56,18 @@ inline std::vector<std::string> check_module(mlir::ModuleOp module) {
 // Runs the named passes (all of pass_names() when `only` is empty) on f and returns the sites
 // with names. f must have no problems (check_module). Nothing thrown by the adapter escapes a
 // pass; an allocation failure outside one may.
-inline std::vector<qfold_tool::site> fold_function(mlir::func::FuncOp f,
-                                                   const std::vector<std::string>& only = {}) {
+inline std::vector<qfold::named_site> fold_function(mlir::func::FuncOp f,
+                                                    const std::vector<std::string>& only = {}) {
   graph g(f);
   const auto p = qfold::standard_pipeline<graph>().only(only.empty() ? pass_names() : only);
-  std::vector<qfold_tool::site> sites;
+  std::vector<qfold::named_site> sites;
   for (const auto& name : p.names()) {
     // One pass at a time, with the names of the nodes it may report (some it erases).
     const auto names = g.name_snapshot();
     const auto one = p.only(std::vector<std::string>{std::string(name)});
     const auto report = one.run(g);
     for (const auto& s : report.sites) {
-      qfold_tool::site out = qfold_tool::named_site(s, [&](auto n) {
+      qfold::named_site out = qfold::with_names(s, [&](auto n) {
         const auto it = names.find(n.getAsOpaquePointer());
         return it != names.end() ? it->second : std::string("(a new node)");
       });
@@ -114,7 +116,7 @@ class fold_pass : public mlir::PassWrapper<fold_pass, mlir::OperationPass<mlir::
     try {
       const auto sites = fold_function(f, {name_});
       std::ostringstream os;
-      qfold_tool::print_site_lines(os, sites);
+      qfold::print_site_lines(os, sites);
       llvm::errs() << os.str();  // one write: passes on several functions may run in parallel
     } catch (const std::exception& e) {
       f.emitError() << "qfold: " << name_ << ": " << e.what();
@@ -129,11 +131,35 @@ class fold_pass : public mlir::PassWrapper<fold_pass, mlir::OperationPass<mlir::
   std::string name_, argument_, description_;
 };
 
-// Registers --qfold-<pass> for every name of pass_names(); call once, before parsing options.
+// The pipeline name that runs every pass of pass_names() in order.
+inline constexpr std::string_view pipeline_argument = "qfold-fold";
+
+// Adds every pass of pass_names() to pm: directly when pm runs on func.func, else nested on each
+// func.func (a module-level or op-agnostic pipeline).
+inline void add_fold_passes(mlir::OpPassManager& pm) {
+  const bool on_functions = pm.getOpAnchorName() == mlir::func::FuncOp::getOperationName();
+  for (const auto& name : pass_names()) {
+    if (on_functions) {
+      pm.addPass(std::make_unique<fold_pass>(name));
+    } else {
+      pm.addNestedPass<mlir::func::FuncOp>(std::make_unique<fold_pass>(name));
+    }
+  }
+}
+
+// Registers --qfold-<pass> for every name of pass_names() and the pipeline --qfold-fold with
+// MLIR's global registry; call once, before parsing options (safe to call again).
 inline void register_passes() {
-  for (const auto& name : pass_names())
-    mlir::registerPass(
-        [name]() -> std::unique_ptr<mlir::Pass> { return std::make_unique<fold_pass>(name); });
+  static const bool once = [] {
+    for (const auto& name : pass_names())
+      mlir::registerPass(
+          [name]() -> std::unique_ptr<mlir::Pass> { return std::make_unique<fold_pass>(name); });
+    mlir::PassPipelineRegistration<>(
+        pipeline_argument, "qfold: every qfold pass on each func.func, in the standard order",
+        [](mlir::OpPassManager& pm) { add_fold_passes(pm); });
+    return true;
+  }();
+  (void)once;
 }
 
 }  // namespace qfold_tosa
