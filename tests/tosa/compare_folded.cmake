@@ -1,25 +1,31 @@
 # cmake -DTOOL=qfold-tosa-opt -DMODULE=modules/m.mlir -DWORK_DIR=dir [-DMANIFEST=manifest.json]
-#       [-DENTRY=id] [-DNEGATIVE=table|manifest] [-DMLIR_OPT=..] [-DMLIR_RUNNER=..] [-DMLIR_LIB_DIR=..]
-#       -P compare_folded.cmake
+#       [-DENTRY=id] [-DNEGATIVE=table|manifest] [-DEXTENSIONS=int16,..] [-DMLIR_OPT=..]
+#       [-DMLIR_RUNNER=..] [-DMLIR_LIB_DIR=..] -P compare_folded.cmake
 #
-# Proves qfold-tosa-opt's folds of one module on MLIR's own lowering:
+# Proves qfold-tosa-opt's folds of one module (TOSA 1.0, MLIR 22) on MLIR's own lowering:
 #  1. `TOOL MODULE -o FOLDED --json [--pass P]...` exits 0, P the passes of the manifest entry
 #     ENTRY (default: the module's name; an entry with no passes runs them all); its report
 #     names, for every site the entry lists, exactly the expected outcomes (pass, folded or
 #     rejected, reason), and no site the entry does not list. An expectation is either one outcome
 #     ({"pass", "folded", "reason"}) or several allowed ones ({"pass", "outcomes": [{"folded",
 #     "reason"}, ..]}: the report's outcome for it must be one of them; used where the model can
-#     say only "folded or not_exact", e.g. a RESCALE pair whose naive merge differs). A report site belongs to site S when one of its node names
-#     contains `S_` (the module names S's SSA values %S_<role>); the report is expected as
+#     say only "folded or not_exact", e.g. a RESCALE pair whose naive merge differs). A report
+#     site belongs to site S when one of its node names contains `S_` (the module names S's SSA
+#     values %S_<role> and gives each op the location loc("S_<role>")); the report is expected as
 #     {"sites": [{"pass": .., "nodes": [..], "folded": true|false, "reason": ..}, ..]}.
+#     With EXTENSIONS, FOLDED must be valid TOSA 1.0 as ORIGINAL is (MLIR's --tosa-validate,
+#     integer profile with those extensions, strict alignment with the specification).
 #  2. ORIGINAL and FOLDED are lowered and run (executor.cmake); what their @main prints must be
 #     byte-identical, and ORIGINAL's must equal the manifest's expected output (the model's).
+#     Skipped for an entry with `"executed": false` (params: parameters computed at run time,
+#     which MLIR's lowering does not take; no @main).
 #  3. When the manifest marks the module `unchanged` (every site refused or unmatched), FOLDED
-#     must be the same module: `mlir-opt-16 --mlir-print-op-generic` prints FOLDED exactly as it
+#     must be the same module: `mlir-opt --mlir-print-op-generic` prints FOLDED exactly as it
 #     prints ORIGINAL. That is the meaning of unchanged here: SSA names, locations, whitespace
 #     and the tool's choice between custom and generic syntax may differ, any op, operand, type,
 #     attribute or constant value may not. Otherwise (some site folds) FOLDED must hold fewer
-#     TOSA ops other than tosa.const than ORIGINAL: every fold replaces two or more such ops by
+#     TOSA ops other than tosa.const / tosa.const_shape than ORIGINAL: every fold replaces two or
+#     more such ops by
 #     fewer (a collapsed RESCALE -> RESCALE becomes a TABLE and its new table constant: the same
 #     count with constants, one op fewer without), so a tool that reports a fold it did not
 #     make is caught even though the outputs agree. `unchanged: null` (an entry whose outcomes
@@ -91,8 +97,17 @@ if(_unchanged_type STREQUAL "NULL")
 else()
   string(JSON _unchanged GET "${_entry}" unchanged)
 endif()
-string(JSON _expected_name GET "${_entry}" expected)
-set(_expected_output "${_module_dir}/${_expected_name}")
+string(JSON _executed ERROR_VARIABLE _xerr GET "${_entry}" executed)
+if(_xerr)
+  set(_executed ON)  # an executed module unless the entry says otherwise
+endif()
+set(_expected_output "")
+if(_executed)
+  string(JSON _expected_name GET "${_entry}" expected)
+  set(_expected_output "${_module_dir}/${_expected_name}")
+elseif(NEGATIVE STREQUAL "table" OR ALL_PASSES)
+  message(FATAL_ERROR "${ENTRY} is not executed: no NEGATIVE=table or ALL_PASSES for it")
+endif()
 
 # expected outcomes per site: lists of "pass|folded|reason" (reason empty when folded); an
 # expectation with several allowed outcomes is "pass|f|r^pass|f|r.." (alternatives joined by ^)
@@ -182,7 +197,7 @@ if(NEGATIVE STREQUAL "table")
   set(_out "")
   set(_done FALSE)
   foreach(_line IN LISTS _lines)
-    if(NOT _done AND _line MATCHES "^  ${_tvalue} = \"tosa.const\"\\(\\) {value = dense<\\[([^]]*)\\]>(.*)$")
+    if(NOT _done AND _line MATCHES "^  ${_tvalue} = \"tosa.const\"\\(\\) <{values = dense<\\[([^]]*)\\]>(.*)$")
       set(_tail "${CMAKE_MATCH_2}")
       string(REPLACE ", " ";" _vals "${CMAKE_MATCH_1}")
       list(GET _vals ${_tindex} _v)
@@ -194,7 +209,7 @@ if(NEGATIVE STREQUAL "table")
       list(REMOVE_AT _vals ${_tindex})
       list(INSERT _vals ${_tindex} ${_nv})
       string(REPLACE ";" ", " _joined "${_vals}")
-      string(REGEX REPLACE "^(  ${_tvalue} = \"tosa.const\"\\(\\) {value = dense<\\[).*$" "\\1" _head "${_line}")
+      string(REGEX REPLACE "^(  ${_tvalue} = \"tosa.const\"\\(\\) <{values = dense<\\[).*$" "\\1" _head "${_line}")
       set(_line "${_head}${_joined}]>${_tail}")
       set(_done TRUE)
       message(STATUS "NEGATIVE=table: ${_tvalue}[${_tindex}] ${_v} -> ${_nv}")
@@ -330,37 +345,47 @@ else()
   message(STATUS "${_module_name}: report matches the manifest (${_nsites} sites)")
 endif()
 
+# FOLDED is TOSA 1.0 as valid as ORIGINAL (the extensions ORIGINAL needs)
+if(EXTENSIONS AND NOT NEGATIVE)
+  qfold_tosa_validate("${_folded}" "${EXTENSIONS}" "${WORK_DIR}")
+  message(STATUS "${_module_name}: FOLDED is valid TOSA 1.0 (pro_int, ${EXTENSIONS})")
+endif()
+
 # --- 2. Execute ORIGINAL and FOLDED, compare what they print ------------------------------------------
-set(_out_original "${WORK_DIR}/${_stem}.original.out")
-set(_out_folded "${WORK_DIR}/${_stem}.folded.out")
-qfold_tosa_execute("${_original}" "${_out_original}")
-qfold_tosa_execute("${_folded}" "${_out_folded}")
-execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${_out_original}" "${_out_folded}"
-                RESULT_VARIABLE _differ)
-if(NEGATIVE STREQUAL "table")
-  if(_differ EQUAL 0)
-    message(FATAL_ERROR "NEGATIVE=table: the altered module's folded form prints the same as "
-                        "the original: the comparison cannot catch a wrong table entry")
+if(NOT _executed)
+  message(STATUS "${_module_name}: not executed (its manifest entry says so)")
+else()
+  set(_out_original "${WORK_DIR}/${_stem}.original.out")
+  set(_out_folded "${WORK_DIR}/${_stem}.folded.out")
+  qfold_tosa_execute("${_original}" "${_out_original}")
+  qfold_tosa_execute("${_folded}" "${_out_folded}")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${_out_original}" "${_out_folded}"
+                  RESULT_VARIABLE _differ)
+  if(NEGATIVE STREQUAL "table")
+    if(_differ EQUAL 0)
+      message(FATAL_ERROR "NEGATIVE=table: the altered module's folded form prints the same as "
+                          "the original: the comparison cannot catch a wrong table entry")
+    endif()
+    qfold_tosa_first_difference("${_out_original}" "${_out_folded}" _where)
+    message(STATUS "NEGATIVE=table: the comparison fails as it must (${_where})")
+    return()
   endif()
-  qfold_tosa_first_difference("${_out_original}" "${_out_folded}" _where)
-  message(STATUS "NEGATIVE=table: the comparison fails as it must (${_where})")
-  return()
-endif()
-if(NOT _differ EQUAL 0)
-  qfold_tosa_first_difference("${_out_original}" "${_out_folded}" _where)
-  message(FATAL_ERROR "${_module_name}: FOLDED prints differently from ORIGINAL (${_where}); "
-                      "outputs in ${WORK_DIR}")
-endif()
-if(EXISTS "${_expected_output}")
-  execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${_out_original}"
-                          "${_expected_output}" RESULT_VARIABLE _differ)
   if(NOT _differ EQUAL 0)
-    qfold_tosa_first_difference("${_out_original}" "${_expected_output}" _where)
-    message(FATAL_ERROR "${_module_name}: ORIGINAL's output differs from the model's "
-                        "${_expected_output} (${_where})")
+    qfold_tosa_first_difference("${_out_original}" "${_out_folded}" _where)
+    message(FATAL_ERROR "${_module_name}: FOLDED prints differently from ORIGINAL (${_where}); "
+                        "outputs in ${WORK_DIR}")
   endif()
+  if(EXISTS "${_expected_output}")
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E compare_files "${_out_original}"
+                            "${_expected_output}" RESULT_VARIABLE _differ)
+    if(NOT _differ EQUAL 0)
+      qfold_tosa_first_difference("${_out_original}" "${_expected_output}" _where)
+      message(FATAL_ERROR "${_module_name}: ORIGINAL's output differs from the model's "
+                          "${_expected_output} (${_where})")
+    endif()
+  endif()
+  message(STATUS "${_module_name}: ORIGINAL and FOLDED print the same (and equal the model)")
 endif()
-message(STATUS "${_module_name}: ORIGINAL and FOLDED print the same (and equal the model)")
 
 if(ALL_PASSES)
   return()
@@ -401,8 +426,8 @@ else()
   # ops (it may add constants: a collapse's new table).
   file(STRINGS "${_gen_original}" _ops_original REGEX "\"tosa\\.")
   file(STRINGS "${_gen_folded}" _ops_folded REGEX "\"tosa\\.")
-  list(FILTER _ops_original EXCLUDE REGEX "\"tosa\\.const\"")
-  list(FILTER _ops_folded EXCLUDE REGEX "\"tosa\\.const\"")
+  list(FILTER _ops_original EXCLUDE REGEX "\"tosa\\.const(_shape)?\"")
+  list(FILTER _ops_folded EXCLUDE REGEX "\"tosa\\.const(_shape)?\"")
   list(LENGTH _ops_original _n_original)
   list(LENGTH _ops_folded _n_folded)
   if(NOT _n_folded LESS _n_original)
