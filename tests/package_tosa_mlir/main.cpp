@@ -1,4 +1,4 @@
-// Package consumer of the TOSA MLIR component: parses a function with RESCALE int8 -> int32 (x1)
+// Package consumer of the TOSA MLIR component (TOSA 1.0): parses a function with RESCALE int8 -> int32 (x1)
 // -> RESCALE int32 -> int8 (x0.5), runs qfold's standard pipeline over it through
 // qfold_tosa::graph, and checks that one RESCALE is left (the merge is exact: the first RESCALE is
 // the identity on every int8 code) and that MLIR's verifier accepts the result.
@@ -17,8 +17,13 @@ namespace {
 
 constexpr const char* module_text = R"(module {
   func.func @f(%arg0: tensor<8xi8>) -> tensor<8xi8> {
-    %0 = "tosa.rescale"(%arg0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<8xi8>) -> tensor<8xi32>
-    %1 = "tosa.rescale"(%0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 31>} : (tensor<8xi32>) -> tensor<8xi8>
+    %m = "tosa.const"() <{values = dense<1073741824> : tensor<1xi32>}> : () -> tensor<1xi32>
+    %s1 = "tosa.const"() <{values = dense<30> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %s2 = "tosa.const"() <{values = dense<31> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %z8 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+    %z32 = "tosa.const"() <{values = dense<0> : tensor<1xi32>}> : () -> tensor<1xi32>
+    %0 = tosa.rescale %arg0, %m, %s1, %z8, %z32 {input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = SINGLE_ROUND, scale32 = true} : (tensor<8xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi32>) -> tensor<8xi32>
+    %1 = tosa.rescale %0, %m, %s2, %z32, %z8 {input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = SINGLE_ROUND, scale32 = true} : (tensor<8xi32>, tensor<1xi32>, tensor<1xi8>, tensor<1xi32>, tensor<1xi8>) -> tensor<8xi8>
     return %1 : tensor<8xi8>
   }
 })";

@@ -1,0 +1,15 @@
+# my-opt INPUT --pass-pipeline=PIPELINE: exits 0, reports the merge, leaves one tosa.rescale.
+execute_process(COMMAND "${MY_OPT}" "${INPUT}" "--pass-pipeline=${PIPELINE}"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "my-opt failed (${rc}):\n${err}")
+endif()
+if(NOT err MATCHES "fold_merge_rescales: [^\n]*: folded")
+  message(FATAL_ERROR "no merge reported:\n${err}")
+endif()
+string(REGEX MATCHALL "tosa\\.rescale" rescales "${out}")
+list(LENGTH rescales n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "expected one tosa.rescale, found ${n}:\n${out}")
+endif()
+message(STATUS "my-opt ${PIPELINE}: one RESCALE left")
