@@ -1,0 +1,10 @@
+// A RESCALE to i64: MLIR 22's verifier accepts it, qfold refuses the element types (bad input,
+// exit 1, nothing written).
+func.func @f(%arg0: tensor<4xi8>) -> tensor<4xi64> {
+  %m = "tosa.const"() <{values = dense<1073741824> : tensor<1xi32>}> : () -> tensor<1xi32>
+  %s = "tosa.const"() <{values = dense<30> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %zi = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %zo = "tosa.const"() <{values = dense<0> : tensor<1xi64>}> : () -> tensor<1xi64>
+  %0 = tosa.rescale %arg0, %m, %s, %zi, %zo {input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = SINGLE_ROUND, scale32 = true} : (tensor<4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi64>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
