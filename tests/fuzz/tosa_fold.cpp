@@ -1,26 +1,27 @@
-// libFuzzer target: the bytes as MLIR text (a TOSA module of LLVM 16, generic or pretty form)
-// through what qfold-tosa-opt's default path runs: MLIR's parser and verifier with every dialect
-// the tool registers, check_module, fold_function with every pass on each func.func, the verifier
-// again, and the printed module.
+// libFuzzer target: the bytes as MLIR text (a TOSA 1.0 module of MLIR 22, generic or pretty form)
+// through what qfold-tosa-opt's default path runs: the nesting guard (parser_guards.hpp), MLIR's
+// parser without verification, with every dialect and extension the tool registers, the verifier,
+// check_module, fold_function with every pass on each func.func, the verifier again, and the
+// printed module.
 // Findings: any crash or sanitizer report in qfold's code; an exception out of check_module or
 // fold_function (the adapter refuses bad input with problems and rejections, never by throwing;
 // only running out of memory is not a finding); a site that says an erase failed; a folded module
 // that fails the verifier, or whose printed text does not parse and verify again (unless the
 // input's own printed text does not either: then it is MLIR's printer); a function without a
 // folded site that prints differently after folding (a refusal must change nothing), and a
-// module without one that does. Inputs on which MLIR 16 itself crashes (mlir-opt-16 too) are
-// skipped, as qfold-tosa-opt refuses them (tosa_mlir/mlir16_guards.hpp).
-#include "tosa_mlir/tosa_fold.hpp"
-
+// module without one that does. Inputs that nest deeper than qfold_tosa::max_nesting are
+// skipped, as qfold-tosa-opt refuses them before MLIR's parser overflows its stack.
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
+#include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/IR/BuiltinOps.h>
 #include <mlir/IR/Diagnostics.h>
 #include <mlir/IR/MLIRContext.h>
 #include <mlir/IR/OperationSupport.h>
 #include <mlir/IR/Verifier.h>
 #include <mlir/InitAllDialects.h>
+#include <mlir/InitAllExtensions.h>
 #include <mlir/Parser/Parser.h>
 
 #include <cstddef>
@@ -30,10 +31,12 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <qfold/graph/named_sites.hpp>
+#include <qfold_tosa_mlir/parser_guards.hpp>
+#include <qfold_tosa_mlir/passes.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include <qfold_tosa_mlir/mlir16_guards.hpp>
 
 namespace {
 
@@ -42,17 +45,18 @@ namespace {
   std::abort();
 }
 
-// The context of an input: one with the dialects qfold-tosa-opt registers (all of MLIR's), its
-// diagnostics swallowed, shared by kInputsPerContext inputs and then replaced. A fresh context per
-// input costs ~1.7 ms (copying the registry, loading TOSA's and func's dialects: 540 inputs/s
-// against 6,300 for one shared context); a shared one grows with every type and attribute any
-// input uniqued. Replacing it bounds that growth. What a context has uniqued or loaded does not
-// change how a module parses or folds, so a finding still replays alone.
+// The context of an input: one with the dialects and extensions qfold-tosa-opt registers (all of
+// MLIR's), its diagnostics swallowed, shared by kInputsPerContext inputs and then replaced. A
+// fresh context per input costs milliseconds (copying the registry, loading TOSA's and func's
+// dialects); a shared one grows with every type and attribute any input uniqued. Replacing it
+// bounds that growth. What a context has uniqued or loaded does not change how a module parses or
+// folds, so a finding still replays alone.
 constexpr unsigned kInputsPerContext = 256;
 mlir::MLIRContext& context_for_input() {
   static const mlir::DialectRegistry registry = [] {
     mlir::DialectRegistry r;
     mlir::registerAllDialects(r);
+    mlir::registerAllExtensions(r);
     return r;
   }();
   static std::unique_ptr<mlir::MLIRContext> context;
@@ -63,8 +67,6 @@ mlir::MLIRContext& context_for_input() {
     context->getDiagEngine().registerHandler([](mlir::Diagnostic&) {
       return mlir::success();  // handled: nothing printed
     });
-    // Diagnostics do not print the op: MLIR 16 crashes printing some (see has_broken_dense_array).
-    context->printOpOnDiagnostic(false);
     inputs = 0;
   }
   return *context;
@@ -90,17 +92,21 @@ std::string tool_text(mlir::ModuleOp m) {
   return s;
 }
 
-// The text as qfold-tosa-opt reads a file: parsed (null-terminated, as MLIR's lexer expects),
-// refused if it holds what MLIR 16 cannot print, then verified; null where the tool exits 1.
+// The text as qfold-tosa-opt reads a file: refused when it nests too deep, parsed without
+// verification (null-terminated, as MLIR's lexer expects) with the tool's diagnostic handler (its
+// output thrown away; diagnostics on ops print the op, as the tool's do), then verified; null
+// where the tool exits 1.
 mlir::OwningOpRef<mlir::ModuleOp> parse(const std::string& text, mlir::MLIRContext& context) {
+  if (qfold_tosa::nests_too_deep(text)) return {};
   llvm::SourceMgr source;
   source.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(text.data(), text.size()), "fuzz.mlir",
                                        /*RequiresNullTerminator=*/true),
       llvm::SMLoc());
+  const mlir::SourceMgrDiagnosticHandler diagnostics(source, &context, llvm::nulls());
   auto m = mlir::parseSourceFile<mlir::ModuleOp>(
       source, mlir::ParserConfig(&context, /*verifyAfterParse=*/false));
-  if (!m || qfold_tosa::has_broken_dense_array(*m) || mlir::failed(mlir::verify(*m))) return {};
+  if (!m || mlir::failed(mlir::verify(*m))) return {};
   return m;
 }
 
@@ -108,10 +114,10 @@ mlir::OwningOpRef<mlir::ModuleOp> parse(const std::string& text, mlir::MLIRConte
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  if (qfold_tosa::nests_too_deep(text)) return 0;
+  if (qfold_tosa::nests_too_deep(text)) return 0;  // the tool's exit 1, before any context
   mlir::MLIRContext& context = context_for_input();
   const mlir::OwningOpRef<mlir::ModuleOp> module = parse(text, context);
-  if (!module) return 0;  // the tool's exit 1: not parsable, unprintable, or not verified
+  if (!module) return 0;  // the tool's exit 1: not parsable or not verified
   mlir::ModuleOp m = *module;
   try {
     if (!qfold_tosa::check_module(m).empty()) return 0;  // ops qfold cannot read: exit 1
@@ -128,7 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   std::size_t folded = 0, i = 0;
   for (mlir::func::FuncOp f : m.getOps<mlir::func::FuncOp>()) {
-    std::vector<qfold_tool::site> sites;
+    std::vector<qfold::named_site> sites;
     try {
       sites = qfold_tosa::fold_function(f);
     } catch (const std::bad_alloc&) {
@@ -138,7 +144,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (...) {
       finding("fold_function threw", "not a std::exception");
     }
-    const auto t = qfold_tool::count(sites);
+    const auto t = qfold::count_sites(sites);
     for (const auto& s : sites)
       if (!s.note.empty()) finding("a site's cleanup failed", s.pass + ": " + s.note);
     if (t.folded == 0 && print(f) != functions_before[i])

@@ -9,8 +9,8 @@ module {
   func.func @blocks(%c: i1, %x: tensor<4xi8>) -> tensor<4xi8> {
     cf.cond_br %c, ^bb1, ^bb2
   ^bb1:
-    %t = "tosa.const"() {value = dense<1> : tensor<256xi8>} : () -> tensor<256xi8>
-    %y = "tosa.table"(%x, %t) : (tensor<4xi8>, tensor<256xi8>) -> tensor<4xi8>
+    %t = "tosa.const"() <{values = dense<1> : tensor<256xi8>}> : () -> tensor<256xi8>
+    %y = tosa.table %x, %t : (tensor<4xi8>, tensor<256xi8>) -> tensor<4xi8>
     return %y : tensor<4xi8>
   ^bb2:
     return %x : tensor<4xi8>

@@ -1,0 +1,32 @@
+// INEXACT_ROUND RESCALEs (TOSA 1.0's third rounding mode: MLIR parses it, its lowering refuses
+// it): a pair, a pair with one INEXACT_ROUND, and one before a TABLE.
+func.func @f(%x: tensor<1x2x2x4xi8>) -> (tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>) {
+  %a_up_m = "tosa.const"() <{values = dense<[1073741824]> : tensor<1xi32>}> : () -> tensor<1xi32> loc("a_up_m")
+  %a_up_s = "tosa.const"() <{values = dense<[28]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("a_up_s")
+  %a_up_izp = "tosa.const"() <{values = dense<[0]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("a_up_izp")
+  %a_up_ozp = "tosa.const"() <{values = dense<[0]> : tensor<1xi32>}> : () -> tensor<1xi32> loc("a_up_ozp")
+  %a_up = "tosa.rescale"(%x, %a_up_m, %a_up_s, %a_up_izp, %a_up_ozp) <{input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = #tosa.rounding_mode<INEXACT_ROUND>, scale32 = true}> : (tensor<1x2x2x4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi32>) -> tensor<1x2x2x4xi32> loc("a_up")
+  %a_down_m = "tosa.const"() <{values = dense<[1274746293]> : tensor<1xi32>}> : () -> tensor<1xi32> loc("a_down_m")
+  %a_down_s = "tosa.const"() <{values = dense<[35]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("a_down_s")
+  %a_down_izp = "tosa.const"() <{values = dense<[0]> : tensor<1xi32>}> : () -> tensor<1xi32> loc("a_down_izp")
+  %a_down_ozp = "tosa.const"() <{values = dense<[0]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("a_down_ozp")
+  %a_down = "tosa.rescale"(%a_up, %a_down_m, %a_down_s, %a_down_izp, %a_down_ozp) <{input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = #tosa.rounding_mode<INEXACT_ROUND>, scale32 = true}> : (tensor<1x2x2x4xi32>, tensor<1xi32>, tensor<1xi8>, tensor<1xi32>, tensor<1xi8>) -> tensor<1x2x2x4xi8> loc("a_down")
+  %b_up_m = "tosa.const"() <{values = dense<[1073741824]> : tensor<1xi32>}> : () -> tensor<1xi32> loc("b_up_m")
+  %b_up_s = "tosa.const"() <{values = dense<[28]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("b_up_s")
+  %b_up_izp = "tosa.const"() <{values = dense<[0]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("b_up_izp")
+  %b_up_ozp = "tosa.const"() <{values = dense<[0]> : tensor<1xi32>}> : () -> tensor<1xi32> loc("b_up_ozp")
+  %b_up = "tosa.rescale"(%x, %b_up_m, %b_up_s, %b_up_izp, %b_up_ozp) <{input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = #tosa.rounding_mode<SINGLE_ROUND>, scale32 = true}> : (tensor<1x2x2x4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi32>) -> tensor<1x2x2x4xi32> loc("b_up")
+  %b_down_m = "tosa.const"() <{values = dense<[1274746293]> : tensor<1xi32>}> : () -> tensor<1xi32> loc("b_down_m")
+  %b_down_s = "tosa.const"() <{values = dense<[35]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("b_down_s")
+  %b_down_izp = "tosa.const"() <{values = dense<[0]> : tensor<1xi32>}> : () -> tensor<1xi32> loc("b_down_izp")
+  %b_down_ozp = "tosa.const"() <{values = dense<[0]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("b_down_ozp")
+  %b_down = "tosa.rescale"(%b_up, %b_down_m, %b_down_s, %b_down_izp, %b_down_ozp) <{input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = #tosa.rounding_mode<INEXACT_ROUND>, scale32 = true}> : (tensor<1x2x2x4xi32>, tensor<1xi32>, tensor<1xi8>, tensor<1xi32>, tensor<1xi8>) -> tensor<1x2x2x4xi8> loc("b_down")
+  %c_q_m = "tosa.const"() <{values = dense<[1503238554]> : tensor<1xi32>}> : () -> tensor<1xi32> loc("c_q_m")
+  %c_q_s = "tosa.const"() <{values = dense<[31]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("c_q_s")
+  %c_q_izp = "tosa.const"() <{values = dense<[3]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("c_q_izp")
+  %c_q_ozp = "tosa.const"() <{values = dense<[0]> : tensor<1xi8>}> : () -> tensor<1xi8> loc("c_q_ozp")
+  %c_q = "tosa.rescale"(%x, %c_q_m, %c_q_s, %c_q_izp, %c_q_ozp) <{input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = #tosa.rounding_mode<INEXACT_ROUND>, scale32 = true}> : (tensor<1x2x2x4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi8>) -> tensor<1x2x2x4xi8> loc("c_q")
+  %c_lut = "tosa.const"() <{values = dense<[127, 126, 124, 122, 120, 118, 116, 114, 112, 111, 109, 107, 105, 103, 102, 100, 98, 96, 95, 93, 91, 89, 88, 86, 84, 83, 81, 80, 78, 77, 75, 74, 72, 71, 69, 68, 66, 65, 63, 62, 60, 59, 58, 56, 55, 54, 53, 51, 50, 49, 48, 46, 45, 44, 43, 42, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 24, 23, 22, 21, 20, 20, 19, 18, 17, 17, 16, 15, 14, 14, 13, 12, 12, 11, 11, 10, 10, 9, 9, 8, 8, 7, 7, 6, 6, 5, 5, 4, 4, 4, 3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 14, 14, 15, 16, 17, 17, 18, 19, 20, 20, 21, 22, 23, 24, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 42, 43, 44, 45, 46, 48, 49, 50, 51, 53, 54, 55, 56, 58, 59, 60, 62, 63, 65, 66, 68, 69, 71, 72, 74, 75, 77, 78, 80, 81, 83, 84, 86, 88, 89, 91, 93, 95, 96, 98, 100, 102, 103, 105, 107, 109, 111, 112, 114, 116, 118, 120, 122, 124, 126]> : tensor<256xi8>}> : () -> tensor<256xi8> loc("c_lut")
+  %c_t = "tosa.table"(%c_q, %c_lut) : (tensor<1x2x2x4xi8>, tensor<256xi8>) -> tensor<1x2x2x4xi8> loc("c_t")
+  return %a_down, %b_down, %c_t : tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>, tensor<1x2x2x4xi8>
+}
