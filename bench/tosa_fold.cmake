@@ -1,5 +1,5 @@
 # bench_tosa_fold links the TOSA MLIR integration and the tool's pieces (qfold_tosa_tool, tools/) when
-# MLIR 16 is found; without it the program only says so. Its module,
+# MLIR 22 is found; without it the program only says so. Its module,
 # 1,000 DyT blocks, is generated into the build directory by tests/tosa/make_modules.py --bench
 # (about a minute: the generator proves every site on its model), never committed.
 find_program(QFOLD_BENCH_PYTHON3 python3 PATHS /usr/bin NO_DEFAULT_PATH)

@@ -1,7 +1,7 @@
-// Folding a TOSA MLIR module (LLVM 16) with qfold, in process: a module of 1,000 DyT
+// Folding a TOSA 1.0 MLIR module (MLIR 22) with qfold, in process: a module of 1,000 DyT
 // transformer-like blocks (tests/tosa/make_modules.py --bench 1000, generated into the build
 // directory by bench/tosa_fold.cmake; QFOLD_TOSA_BENCH_MODULE in the environment overrides it).
-// - parse_verify_print: the baseline, what `mlir-opt-16 in.mlir` does (parse, verify, print);
+// - parse_verify_print: the baseline, what `mlir-opt in.mlir` (MLIR 22) does (parse, verify, print);
 // - qfold_tosa_opt_path: what qfold-tosa-opt does (parse, verify, qfold's read checks, every pass
 //   of the adapter's standard pipeline on every function, verify, print);
 // - alternating: both in each iteration, one after the other, so that a shared machine's load
@@ -13,7 +13,7 @@
 // twice into one context would find its constants already there), as a process does.
 #include <benchmark/benchmark.h>
 
-#if defined(QFOLD_TOSA_BENCH)  // set by bench/tosa_fold.cmake when MLIR 16 is found
+#if defined(QFOLD_TOSA_BENCH)  // set by bench/tosa_fold.cmake when MLIR 22 is found
 
 #include <llvm/Support/raw_ostream.h>
 #include <mlir/IR/BuiltinOps.h>
@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "tosa_fold.hpp"  // tools/tosa_mlir/, through the qfold_tosa_tool target
+#include <qfold_tosa_mlir/passes.hpp>
 
 namespace {
 
@@ -62,7 +62,7 @@ bool have_module(benchmark::State& state) {
 const mlir::DialectRegistry& registry() {
   static const auto r = [] {
     auto p = std::make_unique<mlir::DialectRegistry>();
-    mlir::registerAllDialects(*p);  // as mlir-opt-16 and qfold-tosa-opt do
+    mlir::registerAllDialects(*p);  // as mlir-opt and qfold-tosa-opt do
     return p;
   }();
   return *r;
@@ -238,7 +238,7 @@ void tosa_fold_unavailable(benchmark::State& state) {
   for (auto _ : state) {
   }
   state.SkipWithError(
-      "built without MLIR 16 (see cmake's 'bench_tosa_fold built without' message)");
+      "built without MLIR 22 (see cmake's 'bench_tosa_fold built without' message)");
 }
 BENCHMARK(tosa_fold_unavailable);
 }  // namespace

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Whole processes on the same module: `qfold-tosa-opt IN -o OUT` (parse, verify, fold with every
-# pass, verify, print) against `mlir-opt-16 IN -o OUT` (parse, verify, print), alternating, ROUNDS
+# pass, verify, print) against `mlir-opt IN -o OUT` (MLIR 22) (parse, verify, print), alternating, ROUNDS
 # rounds; prints the median wall and CPU (user + sys) time of each and their ratios.
 #
 #   bench/tosa_opt_vs_mlir_opt.sh QFOLD_TOSA_OPT [MODULE.mlir] [ROUNDS]
 #
 # MODULE defaults to a 1,000-block module made by tests/tosa/make_modules.py --bench 1000 in a
-# temporary directory (about a minute); ROUNDS defaults to 9. MLIR_OPT overrides mlir-opt-16.
+# temporary directory (about a minute); ROUNDS defaults to 9. MLIR_OPT overrides /usr/lib/llvm-22/bin/mlir-opt.
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 3 ]]; then
@@ -16,7 +16,7 @@ fi
 tool=$1
 module=${2:-}
 rounds=${3:-9}
-mlir_opt=${MLIR_OPT:-mlir-opt-16}
+mlir_opt=${MLIR_OPT:-/usr/lib/llvm-22/bin/mlir-opt}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -38,6 +38,9 @@ struct hostile {
   std::function<std::optional<std::span<const std::int64_t>>(id)> output_shape_hook;
   std::function<std::optional<std::span<const std::int8_t>>(id)> table_values_hook;
   std::function<std::optional<std::size_t>(id)> output_rank_hook;
+  // Nodes whose parameters (rescale, mul_shift) the IR says are computed at run time: their read
+  // points throw qfold::parameter_not_constant, as TOSA adapters do.
+  std::vector<id> computed_parameters;
 
   void tick(const char* point) const {
     ++calls;
@@ -90,8 +93,20 @@ struct hostile {
       if (auto v = output_shape_hook(n)) return *v;
     return g.output_shape(n);
   }
-  [[nodiscard]] auto rescale(id n) const { return tick("rescale"), g.rescale(n); }
-  [[nodiscard]] auto mul_shift(id n) const { return tick("mul_shift"), g.mul_shift(n); }
+  [[nodiscard]] auto rescale(id n) const {
+    tick("rescale");
+    computed(n);
+    return g.rescale(n);
+  }
+  [[nodiscard]] auto mul_shift(id n) const {
+    tick("mul_shift");
+    computed(n);
+    return g.mul_shift(n);
+  }
+  void computed(id n) const {
+    for (const id c : computed_parameters)
+      if (c == n) throw qfold::parameter_not_constant("a parameter computed at run time");
+  }
   [[nodiscard]] std::span<const std::int8_t> table_values(id n) const {
     tick("table_values");
     if (table_values_hook)

@@ -2,6 +2,7 @@
 // that change between calls, ids out of range, calls that throw) gets a named rejection for the
 // site, never undefined behaviour, and the graph stays exactly as it was. Each case is one row of
 // docs/errors.md (graph layer); the expected reason follows from the pass's documented guards.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -313,5 +314,56 @@ TEST_CASE("bad input, graph: quantized sites that lie", "[bad_input][graph]") {
       return qfold::tensor_view<std::int64_t>{v.data, shape};
     };
     refused(h, affine_pass, reason::invalid_shape);
+  }
+}
+
+TEST_CASE("bad input, graph: a parameter computed at run time refuses its site, not_constant",
+          "[bad_input][graph]") {
+  using qfold::int_type;
+  constexpr qfold::scale_factor unit{1 << 30, 30}, half{1 << 30, 31};
+  const auto i8_i32 = tiny::blocks::rescale_attrs(int_type::i8, int_type::i32, 0, 0);
+  const auto i32_i8 = tiny::blocks::rescale_attrs(int_type::i32, int_type::i8, 0, 5);
+  // Two independent pairs x -> R1 -> R2; the first pair's R1 has a run-time multiplier.
+  hostile h{tiny::graph{}};
+  const id x = h.g.input("x", {256});
+  const id a1 = h.g.rescale("a1", x, i8_i32, {unit});
+  const id a2 = h.g.rescale("a2", a1, i32_i8, {half});
+  h.g.mark_output(a2);
+  const id b1 = h.g.rescale("b1", x, i8_i32, {unit});
+  h.g.mark_output(h.g.rescale("b2", b1, i32_i8, {half}));
+  SECTION("the other pair still merges; the refused one is as it was") {
+    h.computed_parameters = {a1};
+    const auto r = qfold::fold_merge_rescales(h);
+    std::size_t not_constant = 0;
+    for (const auto& s : r.sites)
+      if (s.rejected) {
+        CHECK(s.rejected->code == reason::not_constant);
+        // named by the node the pattern was matched from: one of the refused pair
+        CHECK((std::find(s.nodes.begin(), s.nodes.end(), a1) != s.nodes.end() ||
+               std::find(s.nodes.begin(), s.nodes.end(), a2) != s.nodes.end()));
+        ++not_constant;
+      }
+    CHECK(not_constant >= 1);
+    CHECK(r.folded() == 1);
+    CHECK(h.g.operands(a2)[0] == a1);  // the refused pair as it was
+    CHECK(h.g.operands(a1)[0] == x);
+  }
+  SECTION("a MUL's shift computed at run time, between a pair") {
+    hostile m{tiny::graph{}};
+    const id in = m.g.input("x", {256});
+    const id r1 = m.g.rescale("r1", in, i8_i32, {unit});
+    const id k = m.g.int_constant("k", {3}, {1}, qfold::dtype::int32);
+    const id mul = m.g.mul("mul", r1, k, 0);
+    m.g.mark_output(m.g.rescale("r2", mul, i32_i8, {half}));
+    m.computed_parameters = {mul};
+    const auto before = m.g.structural_hash();
+    const auto r = qfold::fold_merge_rescales(m);
+    CHECK(r.folded() == 0);
+    REQUIRE_FALSE(r.sites.empty());
+    for (const auto& s : r.sites) {
+      REQUIRE(s.rejected);
+      CHECK(s.rejected->code == reason::not_constant);
+    }
+    CHECK(m.g.structural_hash() == before);
   }
 }
