@@ -15,7 +15,7 @@ shift, and modules without TOSA.
 
 Every seed but the deliberate bad ones (BAD below) must parse and verify with MLIR 22's mlir-opt:
 `make_seeds.py --check [path/to/mlir-opt]` checks that (default /usr/lib/llvm-22/bin/mlir-opt).
-The files regression_* are written by hand; see their comments.
+regression_deep_nesting.mlir is written by hand (see its comment); every other file is this script's.
 """
 import math
 import os
