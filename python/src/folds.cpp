@@ -31,7 +31,8 @@ qfold::weight_layout parse_layout(std::string_view s) {
                                             {{"o_i_s", qfold::weight_layout::o_i_s},
                                              {"o_s_i", qfold::weight_layout::o_s_i},
                                              {"s_i_o", qfold::weight_layout::s_i_o},
-                                             {"i_o_s", qfold::weight_layout::i_o_s}},
+                                             {"i_o_s", qfold::weight_layout::i_o_s},
+                                             {"s_c_m", qfold::weight_layout::s_c_m}},
                                             "weight layout");
 }
 
@@ -113,7 +114,8 @@ void bind_folds(py::module_& m) {
       py::arg("beta"), py::arg("eps") = 1e-5, py::kw_only(), py::arg("kind") = "conv",
       py::arg("layout") = "o_i_s", py::arg("groups") = 1, py::arg("training").noconvert() = false,
       "Inference batch norm folded into the preceding conv (kind='conv', layout o_i_s for "
-      "Conv1d/2d/3d, i_o_s for ConvTranspose, o_s_i / s_i_o for TFLite / TF; groups) or linear "
+      "Conv1d/2d/3d, i_o_s for ConvTranspose, o_s_i / s_i_o for TFLite / TF, s_c_m for TOSA "
+      "depthwise (HWCM, groups = C); groups) or linear "
       "(kind='linear') in the weight's dtype, in torch.nn.utils.fusion's operation order. bias "
       "may be None. Returns (weight, bias) arrays or a qfold.Rejection; the inputs are never "
       "written. All arrays share the weight's float dtype (lists are converted).");

@@ -413,12 +413,14 @@ py::object field(py::handle d, const char* key, py::object fallback) {
 qfold::weight_layout layout_from(py::handle v) {
   if (py::isinstance<qfold::weight_layout>(v)) return v.cast<qfold::weight_layout>();
   if (!PyUnicode_Check(v.ptr()))
-    bad_answer("conv_attributes(n)['layout']", v, "\"o_i_s\", \"o_s_i\", \"s_i_o\" or \"i_o_s\"");
+    bad_answer("conv_attributes(n)['layout']", v,
+               "\"o_i_s\", \"o_s_i\", \"s_i_o\", \"i_o_s\" or \"s_c_m\"");
   return parse_option<qfold::weight_layout>(std::string(py::str(v)),
                                             {{"o_i_s", qfold::weight_layout::o_i_s},
                                              {"o_s_i", qfold::weight_layout::o_s_i},
                                              {"s_i_o", qfold::weight_layout::s_i_o},
-                                             {"i_o_s", qfold::weight_layout::i_o_s}},
+                                             {"i_o_s", qfold::weight_layout::i_o_s},
+                                             {"s_c_m", qfold::weight_layout::s_c_m}},
                                             "conv_attributes: layout");
 }
 

@@ -13,11 +13,13 @@
 //   byte 0      what to run: % 4 -> 0 batch norm, 1 DyT alpha, 2 DyT affine, 3 scale/quantize
 //   batch norm  flags (bit 0 double, 1 linear, 2 training if the next byte is 0xFF), rank (% 6),
 //               per dim 1 byte (< 200: 1 + b % 6, else a raw int64 follows), layout (< 240:
-//               % 4, else raw), groups (< 200: 1 + b % 4, else raw int64), then per span (w,
+//               % 5, else raw), groups (< 200: 1 + b % 4, else raw int64), then per span (w,
 //               mean, var, gamma, beta, bias, out w, out b) a length byte (< 200: the right
 //               length, else b % 9) and per value 1 byte (< 224: (int8) / 16, else raw bits)
 //   DyT         per RESCALE: flag (types forced right), attributes, scale count, scales; codes
-//               and zero points as int8 or raw int64; tables of int8 (length byte, < 250: 256)
+//               and zero points as int8 or raw int64; tables of int8 (length byte, < 250: 256);
+//               the affine's conv: a shape byte sb (< 200: o_i_s / o_s_i by bit 0, HWCM s_c_m
+//               when sb % 8 == 7; else a layout byte % 6), groups, rank, dims
 //   scale       constant (1 byte: < 128 a power of two 2^(b % 64 - 32), else raw float bits),
 //               op, exactness, qparams (type, scale as 2^(b % 40 - 20) or raw double, zp, qmin,
 //               qmax), a second qparams for the sandwich, then sample floats
@@ -89,6 +91,11 @@ std::optional<std::size_t> expected_channels(std::span<const i64> shape, qfold::
     if (c % groups != 0) return std::nullopt;
     return static_cast<std::size_t>(c);
   }
+  if (l == wl::s_c_m) {  // (k..., C, M): depthwise, groups = C, C * M outputs (<= product)
+    const i64 c = shape[shape.size() - 2];
+    if (groups != c) return std::nullopt;
+    return static_cast<std::size_t>(c * shape.back());
+  }
   if (l == wl::i_o_s) {
     if (shape[0] % groups != 0) return std::nullopt;
     const i128 c = i128{shape[1]} * groups;
@@ -105,6 +112,7 @@ std::size_t channel_of(std::size_t i, std::size_t n, std::span<const i64> shape,
   const auto d0 = static_cast<std::size_t>(shape[0]), d1 = static_cast<std::size_t>(shape[1]);
   if (l == wl::o_i_s || l == wl::o_s_i) return i / (n / d0);
   if (l == wl::s_i_o) return i % static_cast<std::size_t>(shape.back());
+  if (l == wl::s_c_m) return i % static_cast<std::size_t>(shape[shape.size() - 2] * shape.back());
   const std::size_t kernel = n / (d0 * d1);  // i_o_s: (in, out / groups, kernel)
   const std::size_t ci = i / (d1 * kernel), j = (i / kernel) % d1;
   return (ci / (d0 / static_cast<std::size_t>(groups))) * d1 + j;
@@ -126,7 +134,7 @@ void run_batch_norm(fuzz::input& in, std::uint8_t flags) {
     shape.push_back(b < 200 ? 1 + b % 6 : in.i64());
   }
   const std::uint8_t lb = in.byte();
-  const auto layout = static_cast<qfold::weight_layout>(lb < 240 ? lb % 4 : lb);
+  const auto layout = static_cast<qfold::weight_layout>(lb < 240 ? lb % 5 : lb);
   const std::uint8_t gb = in.byte();
   const i64 groups = gb < 200 ? 1 + gb % 4 : in.i64();
   i128 product = 0;
@@ -301,17 +309,24 @@ void run_dyt_affine(fuzz::input& in) {
                            rg.view(), gamma,         static_cast<int>(in.byte() % 70) - 3,
                            rp.view(), rs.view(),     rb.view(),
                            beta,      ro.view()};
-  // The conv: (O, I, k) or (O, k, I) mostly consistent with gamma; sometimes any dims.
+  // The conv: (O, I, k), (O, k, I) or depthwise (k, C, M) mostly consistent with gamma;
+  // sometimes any dims (and any layout value).
+  using wl = qfold::weight_layout;
   std::vector<i64> shape;
   const std::uint8_t sb = in.byte();
-  const i64 groups = sb < 200 ? 1 + in.byte() % 2 : in.i64();
-  const auto layout = static_cast<qfold::weight_layout>(sb < 200 ? (sb & 1) : in.byte() % 5);
+  i64 groups = sb < 200 ? 1 + in.byte() % 2 : in.i64();
+  const auto layout =
+      sb < 200 && sb % 8 == 7 ? wl::s_c_m : static_cast<wl>(sb < 200 ? (sb & 1) : in.byte() % 6);
   const std::size_t rank = 2 + in.count(2);
   for (std::size_t k = 0; k < rank; ++k) {
     const std::uint8_t b = in.byte();
     shape.push_back(b < 220 ? 1 + b % 3 : in.i64());
   }
-  if (sb < 150 && groups >= 1 && channels % static_cast<std::size_t>(groups) == 0) {
+  if (sb < 150 && layout == wl::s_c_m) {  // C = gamma's channels = groups, M of 1 to 3
+    groups = static_cast<i64>(channels);
+    shape[rank - 2] = groups;
+    shape.back() = 1 + in.byte() % 3;
+  } else if (sb < 150 && groups >= 1 && channels % static_cast<std::size_t>(groups) == 0) {
     const i64 per_in = static_cast<i64>(channels) / groups;
     (layout == qfold::weight_layout::o_i_s ? shape[1] : shape.back()) = per_in;
     shape[0] = groups * (1 + in.byte() % 2);
@@ -326,7 +341,13 @@ void run_dyt_affine(fuzz::input& in) {
       positive && product <= 512 ? static_cast<std::size_t>(product) : in.count(9);
   std::vector<i64> weights;
   for (std::size_t i = 0; i < n; ++i) weights.push_back(in.byte() < 240 ? in.i8() / 4 : in.i64());
-  const std::size_t outs = shape[0] > 0 && shape[0] < 64 ? static_cast<std::size_t>(shape[0]) : 1;
+  std::size_t outs = 1;  // the output channels the dims give, when small
+  if (layout == wl::s_c_m) {
+    const i64 c = shape[rank - 2], m = shape.back();
+    if (c > 0 && c < 64 && m > 0 && m < 64) outs = static_cast<std::size_t>(c * m);
+  } else if (shape[0] > 0 && shape[0] < 64) {
+    outs = static_cast<std::size_t>(shape[0]);
+  }
   std::vector<i64> wzp, bias;
   const std::uint8_t zb = in.byte();
   const std::size_t nz = zb < 150 ? 1 : zb < 240 ? outs : in.count(4);
@@ -350,13 +371,17 @@ void run_dyt_affine(fuzz::input& in) {
   if (r) return;
 
   // Accepted: the site is well formed by the rules derived again here.
-  using wl = qfold::weight_layout;
+  const bool depthwise = layout == wl::s_c_m;
   fuzz::check(table.size() == 256 && channels > 0 && beta.size() == channels && positive &&
                   product == static_cast<i128>(weights.size()) &&
-                  (layout == wl::o_i_s || layout == wl::o_s_i) && groups >= 1,
+                  (layout == wl::o_i_s || layout == wl::o_s_i || depthwise) && groups >= 1 &&
+                  (!depthwise || groups == shape[rank - 2]),
               "dyt affine: accepted a malformed site");
-  const auto O = static_cast<std::size_t>(shape[0]);
-  const auto I = static_cast<std::size_t>(layout == wl::o_i_s ? shape[1] : shape.back());
+  // s_c_m: (k..., C, M), C * M outputs of one input channel each (groups = C).
+  const auto O = static_cast<std::size_t>(depthwise ? shape[rank - 2] * shape.back() : shape[0]);
+  const auto I = static_cast<std::size_t>(depthwise             ? 1
+                                          : layout == wl::o_i_s ? shape[1]
+                                                                : shape.back());
   const auto G = static_cast<std::size_t>(groups);
   fuzz::check(I * G == channels && O % G == 0 && (bias.empty() || bias.size() == O) &&
                   (wzp.size() == 1 || wzp.size() == O),
@@ -407,7 +432,9 @@ void run_dyt_affine(fuzz::input& in) {
     i128 constants = 0;
     for (std::size_t i = 0; i < I; ++i)
       for (std::size_t k = 0; k < S; ++k) {
-        const std::size_t e = layout == wl::o_i_s ? (o * I + i) * S + k : (o * S + k) * I + i;
+        const std::size_t e = layout == wl::o_i_s   ? (o * I + i) * S + k
+                              : layout == wl::o_s_i ? (o * S + k) * I + i
+                                                    : (k * I + i) * O + o;  // s_c_m
         const std::size_t ci = (o / (O / G)) * I + i;
         fuzz::check(plan.weights[e] >= wr.lo && plan.weights[e] <= wr.hi,
                     "dyt affine: folded weight outside its type");

@@ -290,7 +290,7 @@ TEST_CASE("batch norm in two steps: every range of the weights, fold_batch_norm'
   const std::vector<layout_case> cases{
       {weight_layout::o_i_s, {6, 2, 3, 3}, 2, 6}, {weight_layout::o_s_i, {6, 3, 2, 2}, 1, 6},
       {weight_layout::s_i_o, {2, 3, 4, 6}, 1, 6}, {weight_layout::i_o_s, {4, 3, 2, 2}, 2, 6},
-      {weight_layout::o_i_s, {5, 7}, 1, 5},
+      {weight_layout::o_i_s, {5, 7}, 1, 5},       {weight_layout::s_c_m, {2, 2, 3, 2}, 3, 6},
   };
   const auto channel_of = [](const layout_case& c, std::size_t i, std::size_t n) -> std::size_t {
     const auto d0 = static_cast<std::size_t>(c.shape[0]), d1 = static_cast<std::size_t>(c.shape[1]);
@@ -300,6 +300,8 @@ TEST_CASE("batch norm in two steps: every range of the weights, fold_batch_norm'
         return i / (n / d0);
       case weight_layout::s_i_o:
         return i % static_cast<std::size_t>(c.shape.back());
+      case weight_layout::s_c_m:  // (k..., C, M): out channel c * M + m, the last two dims
+        return i % static_cast<std::size_t>(c.shape[c.shape.size() - 2] * c.shape.back());
       case weight_layout::i_o_s: {  // (in, out / groups, k...): out channel g * d1 + j
         const std::size_t k = n / (d0 * d1), in = i / (d1 * k), j = (i / k) % d1;
         return in / (d0 / static_cast<std::size_t>(c.groups)) * d1 + j;

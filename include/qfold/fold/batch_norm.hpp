@@ -27,8 +27,11 @@ namespace qfold {
 enum class weight_layout : std::uint8_t {
   o_i_s,  // OIHW: PyTorch/ONNX Conv (out, in/groups, k...), and Linear (out, in)
   o_s_i,  // OHWI: TFLite and TOSA CONV2D
-  s_i_o,  // HWIO: TensorFlow, TOSA DEPTHWISE_CONV2D-style
+  s_i_o,  // HWIO: TensorFlow (k..., in/groups, out)
   i_o_s,  // IOHW: PyTorch/ONNX ConvTranspose (in, out/groups, k...)
+  // HWCM: TOSA DEPTHWISE_CONV2D (k..., C, M), output channel c * M + m, groups = C (one input
+  // channel per group). Element order is HWIO's with O = C * M, so the channel is i % (C * M).
+  s_c_m,
 };
 
 // Which of torch's two folds the weights take; there is no default, because the two round the
@@ -423,6 +426,14 @@ template <std::floating_point T>
         return rejection{reason::ambiguous_axis,
                          "batch norm: output channels not divisible by groups"};
       return std::nullopt;
+    case weight_layout::s_c_m:
+      // Depthwise by definition: a groups other than C is a different convolution.
+      if (w.groups != w.shape[w.shape.size() - 2])
+        return rejection{reason::ambiguous_axis,
+                         "batch norm: depthwise (s_c_m) groups differ from the input channels"};
+      // The product of two dims, so at most total: no overflow.
+      g.out_channels = w.shape[w.shape.size() - 2] * w.shape.back();
+      return std::nullopt;
     case weight_layout::i_o_s:
       if (w.shape[0] % w.groups != 0)
         return rejection{reason::ambiguous_axis,
@@ -531,7 +542,8 @@ template <std::floating_point T>
     case weight_layout::o_s_i:
       runs(static_cast<std::size_t>(g.block), large, [](std::size_t r) { return r; });
       break;
-    case weight_layout::s_i_o: {  // channel fastest: the scale varies per element
+    case weight_layout::s_i_o:    // channel fastest: the scale varies per element
+    case weight_layout::s_c_m: {  // (s_c_m's output channel c * M + m is its last two dims')
       const auto channels = static_cast<std::size_t>(g.out_channels);
       for (std::size_t i = first; i < end; ++i) {
         out[i - first] = in[i] * scales[i % channels];

@@ -41,7 +41,8 @@ struct dyt_affine_site {
   rescale_view sum_rescale;             // R_ao: int32 -> int8, the convolution's input
 };
 
-// The integer convolution that reads `a` (weights (O, I / groups, spatial...) in o_i_s or o_s_i).
+// The integer convolution that reads `a`: weights (O, I / groups, spatial...) in o_i_s or o_s_i,
+// or depthwise (spatial..., C, M) in s_c_m with groups = C.
 struct dyt_affine_conv {
   std::span<const std::int64_t> weights;
   std::span<const std::int64_t> weight_shape;
@@ -186,19 +187,26 @@ struct dyt_affine_values {
     return std::nullopt;
   };
   const std::size_t per_group_out = out_channels / groups;
+  // Element (i, k) of output channel o: input channel i of its group, spatial tap k.
+  const auto element = [&](std::size_t o, std::size_t i, std::size_t k) -> std::size_t {
+    switch (conv.layout) {
+      case weight_layout::o_i_s:
+        return (o * per_group_in + i) * spatial + k;
+      case weight_layout::s_c_m:  // (k, c, m) with per_group_in 1: o = c * M + m is fastest
+        return (k * per_group_in + i) * out_channels + o;
+      default:  // o_s_i (fold_dyt_affine takes no other)
+        return (o * spatial + k) * per_group_in + i;
+    }
+  };
   for (std::size_t o = 0; o < out_channels; ++o) {
     const std::int64_t wzp = conv.weight_zero_points[conv.weight_zero_points.size() == 1 ? 0 : o];
     if (wzp < wr.lo || wzp > wr.hi)
       return rejection{reason::out_of_range, "a weight zero point is outside its type", o};
     const std::size_t first_in = (o / per_group_out) * per_group_in;
-    const std::size_t base = o * per_group_in * spatial;
     bias_sum = plan.bias[o];
     for (std::size_t i = 0; i < per_group_in; ++i)
-      for (std::size_t k = 0; k < spatial; ++k) {
-        const std::size_t e =
-            base + (conv.layout == weight_layout::o_i_s ? i * spatial + k : k * per_group_in + i);
-        if (auto r = fold_weight(e, first_in + i, wzp)) return r;
-      }
+      for (std::size_t k = 0; k < spatial; ++k)
+        if (auto r = fold_weight(element(o, i, k), first_in + i, wzp)) return r;
     plan.bias[o] = saturate_int64(bias_sum);  // saturated: still outside int32 when it was
   }
   for (std::size_t o = 0; o < out_channels; ++o)
@@ -212,7 +220,8 @@ struct dyt_affine_values {
 // rewrite: `fold` when every channel is an exact integer line a - azp = k (t - tzp) + m and the
 // conv is unpadded (w' = (w - wzp) k + wzp in range, bias' = bias + sum (w - wzp) m in int32);
 // `bypass_affine` when a == t everywhere; for a padded conv, `bypass_gamma` when gamma's side
-// alone is an identity (beta then stays: at the border its effect depends on position).
+// alone is an identity (beta then stays: at the border its effect depends on position). Weights
+// o_i_s or o_s_i with any groups, or s_c_m (depthwise: groups = C = gamma's length).
 [[nodiscard]] constexpr std::optional<rejection> fold_dyt_affine(const dyt_affine_site& s,
                                                                  const dyt_affine_conv& conv,
                                                                  dyt_affine_plan& plan) {
@@ -249,9 +258,11 @@ struct dyt_affine_values {
     return rejection{reason::qparams_mismatch,
                      "the conv's input zero point differs from the ADD RESCALE's output_zp"};
   const auto& shape = conv.weight_shape;
+  const bool depthwise = conv.layout == weight_layout::s_c_m;
   if (shape.size() < 2 ||
-      (conv.layout != weight_layout::o_i_s && conv.layout != weight_layout::o_s_i))
-    return rejection{reason::unsupported, "conv weights are not (O, I, spatial...) or (O, ..., I)"};
+      (conv.layout != weight_layout::o_i_s && conv.layout != weight_layout::o_s_i && !depthwise))
+    return rejection{reason::unsupported,
+                     "conv weights are not (O, I, spatial...), (O, ..., I) or (..., C, M)"};
   if (conv.groups < 1) return rejection{reason::channel_mismatch, "the conv's groups are below 1"};
   if (conv.weight_type != dtype::int8 && conv.weight_type != dtype::uint8 &&
       conv.weight_type != dtype::int16 && conv.weight_type != dtype::uint16 &&
@@ -264,9 +275,16 @@ struct dyt_affine_values {
   // From here every product of dims is at most count, and every index below count.
   if (conv.weights.size() != count)
     return rejection{reason::invalid_shape, "the conv weight shape does not match its data"};
-  const auto out_channels = static_cast<std::size_t>(shape[0]);
-  const auto per_group_in = static_cast<std::size_t>(
-      conv.layout == weight_layout::o_i_s ? shape[1] : shape[shape.size() - 1]);
+  // s_c_m is depthwise by definition (one input channel per group): other groups are another
+  // conv. Its C * M outputs are a product of two dims, so at most count.
+  if (depthwise && conv.groups != shape[shape.size() - 2])
+    return rejection{reason::channel_mismatch,
+                     "depthwise (s_c_m) conv: groups differ from the weights' input channels"};
+  const auto out_channels =
+      static_cast<std::size_t>(depthwise ? shape[shape.size() - 2] * shape.back() : shape[0]);
+  std::size_t per_group_in = 1;  // s_c_m
+  if (conv.layout == weight_layout::o_i_s) per_group_in = static_cast<std::size_t>(shape[1]);
+  if (conv.layout == weight_layout::o_s_i) per_group_in = static_cast<std::size_t>(shape.back());
   const auto groups = static_cast<std::size_t>(conv.groups);
   // channels / groups first: per_group_in * groups could wrap for a huge groups.
   if (channels % groups != 0 || channels / groups != per_group_in || out_channels % groups != 0)
