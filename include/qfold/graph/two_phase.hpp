@@ -5,9 +5,11 @@
 
 #include <concepts>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -56,9 +58,31 @@ template <class Id>
 
 // Where each node id lies in a list of nodes: a table indexed by the id for integer ids in a
 // range at most four times the list (dense ids, the common case), else binary search over the
-// ids sorted when they are ordered, else a scan. An id not in the list gives size().
+// ids sorted when they are ordered, else a hash table when they hash (std::hash, or an ADL
+// hash_value as MLIR's and LLVM's types have), else a scan. An id not in the list gives size().
 template <class Id>
 concept dense_id = std::integral<Id> && !std::same_as<Id, bool>;
+template <class Id>
+concept std_hashable_id = requires(const Id& x) {
+  { std::hash<Id>{}(x) } -> std::convertible_to<std::size_t>;
+};
+template <class Id>
+concept adl_hashable_id = requires(const Id& x) {
+  { hash_value(x) } -> std::convertible_to<std::size_t>;
+};
+template <class Id>
+concept hashed_id = !std::totally_ordered<Id> && std::equality_comparable<Id> &&
+                    (std_hashable_id<Id> || adl_hashable_id<Id>);
+struct id_hash {
+  template <class Id>
+  std::size_t operator()(const Id& x) const {
+    if constexpr (std_hashable_id<Id>) {
+      return std::hash<Id>{}(x);
+    } else {
+      return static_cast<std::size_t>(hash_value(x));
+    }
+  }
+};
 template <class Id>
 class position_index {
  public:
@@ -82,6 +106,10 @@ class position_index {
         }
       }
     }
+    if constexpr (hashed_id<Id>) {
+      hashed_.reserve(n);
+      for (std::size_t i = 0; i < n; ++i) hashed_.emplace(all[i], i);  // the first of equal ids
+    }
     if constexpr (std::totally_ordered<Id>) {
       order_.reserve(n);  // not resize(n): g++ 12 warns of a null dereference there
       for (std::size_t i = 0; i < n; ++i) order_.push_back(i);
@@ -102,6 +130,9 @@ class position_index {
       const auto it = detail::lower_bound_by(order_.begin(), order_.end(), x,
                                              [&](std::size_t i) -> const Id& { return all_[i]; });
       return it != order_.end() && all_[*it] == x ? *it : n;
+    } else if constexpr (hashed_id<Id>) {
+      const auto it = hashed_.find(x);
+      return it != hashed_.end() ? it->second : n;
     } else {
       for (std::size_t i = 0; i < n; ++i)
         if (all_[i] == x) return i;
@@ -117,6 +148,7 @@ class position_index {
   const std::vector<Id>& all_;
   std::conditional_t<dense_id<Id>, Id, char> lo_{};
   std::vector<std::size_t> table_, order_;
+  std::conditional_t<hashed_id<Id>, std::unordered_map<Id, std::size_t, id_hash>, char> hashed_{};
 };
 
 // The nodes of `all` that lie on, or after, a cycle of operands among them (empty: none).
