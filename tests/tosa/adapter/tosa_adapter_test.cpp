@@ -1,37 +1,31 @@
-// The TOSA MLIR adapter (qfold_tosa_mlir/tosa_graph.hpp) on small hand-written modules in
-// LLVM 16's generic form: every op kind it maps, operands, shared constants, block arguments,
-// the read points, bad input, the mutation points' all-or-nothing promise, and the DyT alpha site
-// as ExecuTorch's Arm backend lowers it (folded, verified; refused, byte-identical).
-#include <mlir/Dialect/Func/IR/FuncOps.h>
-#include <mlir/Dialect/Tosa/IR/TosaOps.h>
-#include <mlir/IR/BuiltinOps.h>
-#include <mlir/IR/MLIRContext.h>
-#include <mlir/IR/Verifier.h>
-#include <mlir/InitAllDialects.h>
-#include <mlir/Parser/Parser.h>
-
+// The TOSA 1.0 MLIR adapter (qfold_tosa_mlir/tosa_graph.hpp) on small hand-written modules in
+// MLIR 22's syntax: every op kind it maps, the operands it shows and the parameter operands it
+// hides, shared constants, block arguments, the read points, bad input, the mutation points'
+// all-or-nothing promise, and the DyT sites as ExecuTorch's Arm backend lowers them (folded,
+// verified, computing the same; refused, byte-identical; rolled back after any failure).
+// tosa_adapter_1_0_test.cpp tests what TOSA 1.0 brought (run-time parameters, INEXACT_ROUND,
+// unsigned RESCALE, depthwise and matmul, the MLIR pass registration).
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <new>
 #include <qfold/arith/rescale.hpp>
+#include <qfold/graph/dyt_affine_pass.hpp>
 #include <qfold/graph/dyt_alpha_pass.hpp>
 #include <qfold/graph/standard_pipeline.hpp>
-#include <qfold_tosa_mlir/tosa_graph.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "catch_compat.hpp"
-#include "tosa_fold.hpp"
+#include "tosa_test_support.hpp"
 
 namespace {
 
 using qfold::op_kind;
-using G = qfold_tosa::graph;
+using tosa_test::fixture;
+using tosa_test::G;
+using tosa_test::to_vector;
 
 static_assert(qfold::ir_graph<G>);
 static_assert(qfold::mutable_graph<G>);
@@ -39,123 +33,54 @@ static_assert(qfold::quantized_graph<G>);
 static_assert(qfold::integer_graph<G>);
 static_assert(!qfold::batch_norm_foldable_graph<G>);  // TOSA has no batch norm
 
-struct fixture {
-  mlir::MLIRContext context;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-
-  explicit fixture(const std::string& text, bool all_dialects = false)
-      : context(registry(all_dialects)) {
-    context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect>();
-    context.getDiagEngine().registerHandler([](mlir::Diagnostic& d) {
-      llvm::errs() << "diagnostic: " << d.str() << "\n";  // a test module that does not parse
-      return mlir::success();
-    });
-    module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-  }
-  static mlir::DialectRegistry registry(bool all) {
-    mlir::DialectRegistry r;
-    if (all) mlir::registerAllDialects(r);  // the executor modules print with vector, scf...
-    return r;
-  }
-  mlir::func::FuncOp func() { return *module->getOps<mlir::func::FuncOp>().begin(); }
-  // The result of the k-th op called `name` in the function's body.
-  mlir::Value value(const std::string& name, int k = 0) {
-    for (mlir::Operation& op : func().getBody().front())
-      if (op.getName().getStringRef() == name && k-- == 0) return op.getResult(0);
-    throw std::logic_error("no " + name);
-  }
-  std::string print() {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    module->print(os);
-    return os.str();
-  }
-  std::size_t count(const std::string& name) {
-    std::size_t n = 0;
-    for (mlir::Operation& op : func().getBody().front())
-      n += op.getName().getStringRef() == name ? 1u : 0u;
-    return n;
-  }
-};
-
-template <class R>
-std::vector<std::int64_t> to_vector(const R& r) {
-  std::vector<std::int64_t> v;
-  for (const auto x : r) v.push_back(static_cast<std::int64_t>(x));
-  return v;
-}
-
-std::string rescale(const std::string& x, int izp, int ozp, std::int32_t m, int s,
-                    const std::string& from, const std::string& to, bool double_round = false,
-                    bool per_channel = false, const std::string& ms = "",
-                    const std::string& ss = "") {
-  return "\"tosa.rescale\"(" + x + ") {double_round = " + (double_round ? "true" : "false") +
-         ", input_zp = " + std::to_string(izp) +
-         " : i32, multiplier = array<i32: " + (ms.empty() ? std::to_string(m) : ms) +
-         ">, output_zp = " + std::to_string(ozp) +
-         " : i32, per_channel = " + (per_channel ? "true" : "false") +
-         ", scale32 = true, shift = array<i32: " + (ss.empty() ? std::to_string(s) : ss) +
-         ">} : (" + from + ") -> " + to;
-}
-
-std::string table_values() {
-  std::string t;
-  for (int i = 0; i < 256; ++i) {
-    const double v = std::round(127 * std::tanh((i - 128) / 40.0));
-    t += (i != 0 ? ", " : "") + std::to_string(static_cast<int>(v));
-  }
-  return t;
-}
-
-// The DyT alpha site. `extra_use`: the MUL's output is also returned (a second reader).
-std::string dyt_module(bool extra_use = false, const std::string& alpha_shape = "1x1x1x1",
-                       const std::string& alpha = "77") {
-  const std::string A = "tensor<1x4x4x8xi8>", A32 = "tensor<1x4x4x8xi32>",
-                    S = "tensor<" + alpha_shape + "xi8>", S32 = "tensor<" + alpha_shape + "xi32>";
-  const std::string results = extra_use ? A + ", " + A32 : A;
-  return "func.func @dyt(%arg0: " + A + ") -> (" + results + ") {\n" +
-         "  %alpha = \"tosa.const\"() {value = dense<" + alpha + "> : " + S + "} : () -> " + S +
-         "\n" + "  %table = \"tosa.const\"() {value = dense<[" + table_values() +
-         "]> : tensor<256xi8>} : () -> tensor<256xi8>\n" +
-         "  %0 = " + rescale("%arg0", -3, 0, 1073741824, 30, A, A32) + "\n" +
-         "  %1 = " + rescale("%alpha", 0, 0, 1073741824, 30, S, S32) + "\n" +
-         "  %2 = \"tosa.mul\"(%0, %1) {shift = 0 : i32} : (" + A32 + ", " + S32 + ") -> " + A32 +
-         "\n" + "  %3 = " + rescale("%2", 0, 5, 1518500250, 40, A32, A) + "\n" +
-         "  %4 = \"tosa.table\"(%3, %table) : (" + A + ", tensor<256xi8>) -> " + A + "\n" +
-         "  return %4" + (extra_use ? ", %2" : "") + " : " + results + "\n}\n";
-}
-
+// Every op kind the adapter maps, in TOSA 1.0's form: parameters are tosa.const operands, shapes
+// tosa.const_shape operands; MATMUL with a constant [1, C, W] right-hand side is TOSA 1.0's
+// linear layer (FULLY_CONNECTED is gone).
 const std::string every_op = R"(
-func.func @ops(%arg0: tensor<1x4x4x8xi8>, %arg1: tensor<1x4x4x8xi16>, %arg2: tensor<2x8xi8>,
+func.func @ops(%arg0: tensor<1x4x4x8xi8>, %arg1: tensor<1x4x4x8xi16>, %arg2: tensor<1x2x8xi8>,
                %arg3: tensor<1x4x4x8xf32>) -> (tensor<1x4x4x8xi32>, tensor<1x4x4x8xi32>) {
-  %w = "tosa.const"() {value = dense<1> : tensor<2x1x1x8xi8>} : () -> tensor<2x1x1x8xi8>
-  %b = "tosa.const"() {value = dense<[5, -6]> : tensor<2xi32>} : () -> tensor<2xi32>
-  %dw = "tosa.const"() {value = dense<2> : tensor<1x1x8x1xi8>} : () -> tensor<1x1x8x1xi8>
-  %db = "tosa.const"() {value = dense<0> : tensor<8xi32>} : () -> tensor<8xi32>
-  %fw = "tosa.const"() {value = dense<3> : tensor<4x8xi8>} : () -> tensor<4x8xi8>
-  %fb = "tosa.const"() {value = dense<0> : tensor<4xi32>} : () -> tensor<4xi32>
-  %t8 = "tosa.const"() {value = dense<7> : tensor<256xi8>} : () -> tensor<256xi8>
-  %t16 = "tosa.const"() {value = dense<9> : tensor<513xi16>} : () -> tensor<513xi16>
-  %perms = "tosa.const"() {value = dense<[0, 3, 1, 2]> : tensor<4xi32>} : () -> tensor<4xi32>
-  %c0 = "tosa.conv2d"(%arg0, %w, %b) {dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, quantization_info = #tosa.conv_quant<input_zp = -1, weight_zp = 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x8xi8>, tensor<2x1x1x8xi8>, tensor<2xi32>) -> tensor<1x4x4x2xi32>
-  %c1 = "tosa.depthwise_conv2d"(%arg0, %dw, %db) {dilation = array<i64: 1, 1>, pad = array<i64: 1, 0, 0, 0>, quantization_info = #tosa.conv_quant<input_zp = 3, weight_zp = 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x8xi8>, tensor<1x1x8x1xi8>, tensor<8xi32>) -> tensor<1x5x4x8xi32>
-  %c2 = "tosa.fully_connected"(%arg2, %fw, %fb) {quantization_info = #tosa.conv_quant<input_zp = 0, weight_zp = 0>} : (tensor<2x8xi8>, tensor<4x8xi8>, tensor<4xi32>) -> tensor<2x4xi32>
-  %r = "tosa.rescale"(%arg0) {double_round = true, input_zp = 2 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 33>} : (tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi32>
-  %rc = "tosa.rescale"(%arg0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824, 1073741824, 1073741824, 1073741824, 1073741824, 1073741824, 1073741824, 1073741824>, output_zp = 0 : i32, per_channel = true, scale32 = true, shift = array<i32: 30, 31, 32, 33, 34, 35, 36, 37>} : (tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi32>
-  %u = "tosa.rescale"(%arg0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824>, output_zp = 128 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xui8>
-  %m = "tosa.mul"(%r, %rc) {shift = 3 : i32} : (tensor<1x4x4x8xi32>, tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32>
-  %a = "tosa.add"(%m, %r) : (tensor<1x4x4x8xi32>, tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32>
-  %s = "tosa.sub"(%a, %r) : (tensor<1x4x4x8xi32>, tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32>
-  %tb = "tosa.table"(%arg0, %t8) : (tensor<1x4x4x8xi8>, tensor<256xi8>) -> tensor<1x4x4x8xi8>
-  %tb16 = "tosa.table"(%arg1, %t16) : (tensor<1x4x4x8xi16>, tensor<513xi16>) -> tensor<1x4x4x8xi32>
-  %cl = "tosa.clamp"(%tb) {max_fp = 0.0 : f32, max_int = 100 : i64, min_fp = 0.0 : f32, min_int = -7 : i64} : (tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi8>
-  %ca = "tosa.cast"(%cl) : (tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi32>
-  %rs = "tosa.reshape"(%tb) {new_shape = array<i64: 16, 8>} : (tensor<1x4x4x8xi8>) -> tensor<16x8xi8>
-  %tr = "tosa.transpose"(%tb, %perms) : (tensor<1x4x4x8xi8>, tensor<4xi32>) -> tensor<1x8x4x4xi8>
-  %sl = "tosa.slice"(%tb) {size = array<i64: 1, 2, 4, 8>, start = array<i64: 0, 1, 0, 0>} : (tensor<1x4x4x8xi8>) -> tensor<1x2x4x8xi8>
-  %fm = "tosa.mul"(%arg3, %arg3) {shift = 0 : i32} : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
-  %ab = "tosa.abs"(%s) : (tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32>
-  %a8 = "tosa.add"(%tb, %tb) : (tensor<1x4x4x8xi8>, tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi8>
+  %w = "tosa.const"() <{values = dense<1> : tensor<2x1x1x8xi8>}> : () -> tensor<2x1x1x8xi8> loc("w")
+  %b = "tosa.const"() <{values = dense<[5, -6]> : tensor<2xi32>}> : () -> tensor<2xi32> loc("b")
+  %dw = "tosa.const"() <{values = dense<2> : tensor<1x1x8x1xi8>}> : () -> tensor<1x1x8x1xi8>
+  %db = "tosa.const"() <{values = dense<0> : tensor<8xi32>}> : () -> tensor<8xi32>
+  %fw = "tosa.const"() <{values = dense<3> : tensor<1x8x4xi8>}> : () -> tensor<1x8x4xi8>
+  %t8 = "tosa.const"() <{values = dense<7> : tensor<256xi8>}> : () -> tensor<256xi8> loc("t8")
+  %t16 = "tosa.const"() <{values = dense<9> : tensor<513xi16>}> : () -> tensor<513xi16> loc("t16")
+  %izp = "tosa.const"() <{values = dense<-1> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %z8 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8> loc("z8")
+  %dzp = "tosa.const"() <{values = dense<3> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %m1 = "tosa.const"() <{values = dense<1073741824> : tensor<1xi32>}> : () -> tensor<1xi32>
+  %s33 = "tosa.const"() <{values = dense<33> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %s30 = "tosa.const"() <{values = dense<30> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %m8 = "tosa.const"() <{values = dense<1073741824> : tensor<8xi32>}> : () -> tensor<8xi32>
+  %s8 = "tosa.const"() <{values = dense<[30, 31, 32, 33, 34, 35, 36, 37]> : tensor<8xi8>}> : () -> tensor<8xi8>
+  %zp2 = "tosa.const"() <{values = dense<2> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %z32 = "tosa.const"() <{values = dense<0> : tensor<1xi32>}> : () -> tensor<1xi32>
+  %u128 = "tosa.const"() <{values = dense<-128> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %sh3 = "tosa.const"() <{values = dense<3> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %shape = tosa.const_shape {values = dense<[16, 8]> : tensor<2xindex>} : () -> !tosa.shape<2> loc("shape")
+  %start = tosa.const_shape {values = dense<[0, 1, 0, 0]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %size = tosa.const_shape {values = dense<[1, 2, 4, 8]> : tensor<4xindex>} : () -> !tosa.shape<4>
+  %c0 = tosa.conv2d %arg0, %w, %b, %izp, %z8 {acc_type = i32, dilation = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x8xi8>, tensor<2x1x1x8xi8>, tensor<2xi32>, tensor<1xi8>, tensor<1xi8>) -> tensor<1x4x4x2xi32> loc("conv")
+  %c1 = tosa.depthwise_conv2d %arg0, %dw, %db, %dzp, %z8 {acc_type = i32, dilation = array<i64: 1, 1>, pad = array<i64: 1, 0, 0, 0>, stride = array<i64: 1, 1>} : (tensor<1x4x4x8xi8>, tensor<1x1x8x1xi8>, tensor<8xi32>, tensor<1xi8>, tensor<1xi8>) -> tensor<1x5x4x8xi32> loc("depthwise")
+  %c2 = tosa.matmul %arg2, %fw, %z8, %z8 : (tensor<1x2x8xi8>, tensor<1x8x4xi8>, tensor<1xi8>, tensor<1xi8>) -> tensor<1x2x4xi32> loc("matmul")
+  %r = tosa.rescale %arg0, %m1, %s33, %zp2, %z32 {input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = DOUBLE_ROUND, scale32 = true} : (tensor<1x4x4x8xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi32>) -> tensor<1x4x4x8xi32> loc("r")
+  %rc = tosa.rescale %arg0, %m8, %s8, %z8, %z32 {input_unsigned = false, output_unsigned = false, per_channel = true, rounding_mode = SINGLE_ROUND, scale32 = true} : (tensor<1x4x4x8xi8>, tensor<8xi32>, tensor<8xi8>, tensor<1xi8>, tensor<1xi32>) -> tensor<1x4x4x8xi32> loc("rc")
+  %u = tosa.rescale %arg0, %m1, %s30, %z8, %u128 {input_unsigned = false, output_unsigned = true, per_channel = false, rounding_mode = SINGLE_ROUND, scale32 = true} : (tensor<1x4x4x8xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi8>) -> tensor<1x4x4x8xi8> loc("u")
+  %m = tosa.mul %r, %rc, %sh3 : (tensor<1x4x4x8xi32>, tensor<1x4x4x8xi32>, tensor<1xi8>) -> tensor<1x4x4x8xi32> loc("mul")
+  %a = tosa.add %m, %r : (tensor<1x4x4x8xi32>, tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32> loc("add")
+  %s = tosa.sub %a, %r : (tensor<1x4x4x8xi32>, tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32> loc("sub")
+  %tb = tosa.table %arg0, %t8 : (tensor<1x4x4x8xi8>, tensor<256xi8>) -> tensor<1x4x4x8xi8> loc("table")
+  %tb16 = tosa.table %arg1, %t16 : (tensor<1x4x4x8xi16>, tensor<513xi16>) -> tensor<1x4x4x8xi32> loc("table16")
+  %cl = tosa.clamp %tb {min_val = -7 : i8, max_val = 100 : i8} : (tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi8> loc("clamp")
+  %ca = tosa.cast %cl : (tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi32> loc("cast")
+  %rs = tosa.reshape %tb, %shape : (tensor<1x4x4x8xi8>, !tosa.shape<2>) -> tensor<16x8xi8> loc("reshape")
+  %tr = tosa.transpose %tb {perms = array<i32: 0, 3, 1, 2>} : (tensor<1x4x4x8xi8>) -> tensor<1x8x4x4xi8> loc("transpose")
+  %sl = tosa.slice %tb, %start, %size : (tensor<1x4x4x8xi8>, !tosa.shape<4>, !tosa.shape<4>) -> tensor<1x2x4x8xi8> loc("slice")
+  %fz = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %fm = tosa.mul %arg3, %arg3, %fz : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>, tensor<1xi8>) -> tensor<1x4x4x8xf32> loc("float_mul")
+  %ab = tosa.abs %s : (tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32> loc("abs")
+  %a8 = tosa.add %tb, %tb : (tensor<1x4x4x8xi8>, tensor<1x4x4x8xi8>) -> tensor<1x4x4x8xi8> loc("add8")
   return %ca, %ab : tensor<1x4x4x8xi32>, tensor<1x4x4x8xi32>
 }
 )";
@@ -167,57 +92,72 @@ TEST_CASE("tosa adapter: every op kind it maps", "[tosa]") {
   REQUIRE(f.module);
   G g(f.func());
   CHECK(g.problems().empty());
-  const auto kind = [&](const std::string& op, int k = 0) { return g.kind(f.value(op, k)); };
+  const auto kind = [&](const std::string& name) { return g.kind(f.named(name)); };
   CHECK(g.kind(f.func().getArgument(0)) == op_kind::input);
-  CHECK(kind("tosa.const") == op_kind::constant);
-  CHECK(kind("tosa.conv2d") == op_kind::convolution);
-  CHECK(kind("tosa.depthwise_conv2d") == op_kind::convolution);
-  CHECK(kind("tosa.fully_connected") == op_kind::linear);
-  CHECK(kind("tosa.rescale", 0) == op_kind::rescale);
-  CHECK(kind("tosa.rescale", 1) == op_kind::rescale);
-  CHECK(kind("tosa.rescale", 2) == op_kind::rescale);  // to ui8
-  CHECK(kind("tosa.mul", 0) == op_kind::mul);
-  CHECK(kind("tosa.mul", 1) == op_kind::other);  // float
-  CHECK(kind("tosa.add", 0) == op_kind::add);
-  CHECK(kind("tosa.add", 1) == op_kind::other);  // i8 add: not TOSA's (i32) ADD
-  CHECK(kind("tosa.sub") == op_kind::sub);
-  CHECK(kind("tosa.table", 0) == op_kind::table);
-  CHECK(kind("tosa.table", 1) == op_kind::table);
-  CHECK(kind("tosa.clamp") == op_kind::clamp);
-  CHECK(kind("tosa.cast") == op_kind::cast);
-  CHECK(kind("tosa.reshape") == op_kind::view);
-  CHECK(kind("tosa.transpose") == op_kind::view);
-  CHECK(kind("tosa.slice") == op_kind::view);
-  CHECK(kind("tosa.abs") == op_kind::other);
+  CHECK(kind("w") == op_kind::constant);
+  CHECK(kind("shape") == op_kind::other);  // a tosa.const_shape: read through view_axis only
+  CHECK(kind("conv") == op_kind::convolution);
+  CHECK(kind("depthwise") == op_kind::convolution);
+  CHECK(kind("matmul") == op_kind::linear);
+  CHECK(kind("r") == op_kind::rescale);
+  CHECK(kind("rc") == op_kind::rescale);
+  CHECK(kind("u") == op_kind::rescale);  // to uint8 (signless i8, output_unsigned)
+  CHECK(kind("mul") == op_kind::mul);
+  CHECK(kind("float_mul") == op_kind::other);
+  CHECK(kind("add") == op_kind::add);
+  CHECK(kind("add8") == op_kind::other);  // i8 add: not TOSA's (i32) ADD
+  CHECK(kind("sub") == op_kind::sub);
+  CHECK(kind("table") == op_kind::table);
+  CHECK(kind("table16") == op_kind::table);
+  CHECK(kind("clamp") == op_kind::clamp);
+  CHECK(kind("cast") == op_kind::cast);
+  CHECK(kind("reshape") == op_kind::view);
+  CHECK(kind("transpose") == op_kind::view);
+  CHECK(kind("slice") == op_kind::view);
+  CHECK(kind("abs") == op_kind::other);
 
-  // Nodes: the arguments, then every result in order.
+  // Nodes: the arguments, then every result in order (20 tosa.const, 3 tosa.const_shape, 19 ops).
   const auto nodes = g.nodes();
-  CHECK(nodes.size() == 4 + 9 + 19);
+  CHECK(nodes.size() == 4 + 20 + 3 + 19);
   CHECK(nodes.front() == f.func().getArgument(0));
 }
 
-TEST_CASE("tosa adapter: operands, uses, shared constants, block arguments", "[tosa]") {
+TEST_CASE("tosa adapter: operands, hidden parameters, uses, shared constants, block arguments",
+          "[tosa]") {
   fixture f(every_op);
   REQUIRE(f.module);
   G g(f.func());
-  const auto tb = f.value("tosa.table");
-  // TABLE: input, table (TOSA's form); the transpose's perms are hidden.
   const auto ops = [&](mlir::Value v) {
     std::vector<mlir::Value> r;
     for (const mlir::Value o : g.operands(v)) r.push_back(o);
     return r;
   };
-  CHECK(ops(tb) == std::vector<mlir::Value>{f.func().getArgument(0), f.value("tosa.const", 6)});
-  CHECK(ops(f.value("tosa.transpose")) == std::vector<mlir::Value>{tb});
-  CHECK(g.operands(f.value("tosa.conv2d")).size() == 3);
-  CHECK(g.operands(f.func().getArgument(0)).empty());
+  const auto tb = f.named("table");
+  const mlir::Value arg0 = f.func().getArgument(0);
+  // TOSA 1.0's operands, the parameters hidden (qfold reads them through the attribute points):
+  // TABLE input, table; CONV input, weight, bias (not the zero points); MATMUL a, b (not a_zp,
+  // b_zp); RESCALE input (not multiplier, shift, zero points); MUL input1, input2 (not shift);
+  // RESHAPE and SLICE their input (not the tosa.const_shape operands).
+  CHECK(ops(tb) == std::vector<mlir::Value>{arg0, f.named("t8")});
+  CHECK(ops(f.named("conv")) == std::vector<mlir::Value>{arg0, f.named("w"), f.named("b")});
+  CHECK(ops(f.named("matmul")).size() == 2);
+  CHECK(ops(f.named("r")) == std::vector<mlir::Value>{arg0});
+  CHECK(ops(f.named("mul")) == std::vector<mlir::Value>{f.named("r"), f.named("rc")});
+  CHECK(ops(f.named("reshape")) == std::vector<mlir::Value>{tb});
+  CHECK(ops(f.named("slice")) == std::vector<mlir::Value>{tb});
+  CHECK(ops(f.named("transpose")) == std::vector<mlir::Value>{tb});
+  CHECK(ops(f.named("abs")).size() == 1);  // an op qfold does not know: all its operands
+  CHECK(g.operands(arg0).empty());
+  CHECK(g.operands(f.named("w")).empty());
   // %tb: clamp, reshape, transpose, slice, two operands of the i8 add.
   CHECK(g.use_count(tb) == 6);
-  // %r: mul, add, sub; graph outputs count: %ca is returned.
-  CHECK(g.use_count(f.value("tosa.rescale")) == 3);
-  CHECK(g.use_count(f.value("tosa.cast")) == 1);
+  // %r: mul, add, sub.
+  CHECK(g.use_count(f.named("r")) == 3);
+  CHECK(g.use_count(f.named("cast")) == 1);  // the return
   // A block argument read by six ops.
-  CHECK(g.use_count(f.func().getArgument(0)) == 6);
+  CHECK(g.use_count(arg0) == 6);
+  // A zero-point constant shared by six hidden operands: read, so never taken as unused.
+  CHECK(g.use_count(f.named("z8")) == 6);
 }
 
 TEST_CASE("tosa adapter: constants and attributes", "[tosa]") {
@@ -225,131 +165,185 @@ TEST_CASE("tosa adapter: constants and attributes", "[tosa]") {
   REQUIRE(f.module);
   G g(f.func());
   {
-    const auto b = g.int_constant(f.value("tosa.const", 1));
+    const auto b = g.int_constant(f.named("b"));
     REQUIRE(b);
     CHECK(to_vector(b->data) == std::vector<std::int64_t>{5, -6});
     CHECK(to_vector(b->shape) == std::vector<std::int64_t>{2});
-    const auto w = g.int_constant(f.value("tosa.const", 0));  // a splat: 16 values
+    const auto w = g.int_constant(f.named("w"));  // a splat: 16 values
     REQUIRE(w);
     CHECK(w->data.size() == 16);
     CHECK(w->data[15] == 1);
-    const auto t16 = g.int_constant(f.value("tosa.const", 7));
+    const auto t16 = g.int_constant(f.named("t16"));
     REQUIRE(t16);
     CHECK(t16->data.size() == 513);
-    CHECK(!g.int_constant(f.value("tosa.rescale")));
-    CHECK(g.constant_bytes(f.value("tosa.const", 1)) == 8);
-    CHECK(g.constant_bytes(f.value("tosa.const", 0)) == 1);  // a splat stores one element
+    CHECK(!g.int_constant(f.named("r")));
+    CHECK(!g.int_constant(f.named("shape")));  // a shape is not an integer tensor
+    CHECK(g.constant_bytes(f.named("b")) == 8);
+    CHECK(g.constant_bytes(f.named("w")) == 1);  // a splat stores one element
   }
   {
-    const auto r = g.rescale(f.value("tosa.rescale", 0));
+    const auto r = g.rescale(f.named("r"));
     CHECK(r.attributes.input_type == qfold::int_type::i8);
     CHECK(r.attributes.output_type == qfold::int_type::i32);
     CHECK(r.attributes.rounding == qfold::rounding_mode::double_round);
     CHECK(r.attributes.input_zp == 2);
     CHECK(r.attributes.scale32);
     CHECK(!r.attributes.per_channel);
-    CHECK(r.multipliers.size() == 1);
-    CHECK(r.shifts[0] == 33);
-    const auto pc = g.rescale(f.value("tosa.rescale", 1));
+    CHECK(to_vector(r.multipliers) == std::vector<std::int64_t>{1073741824});
+    CHECK(to_vector(r.shifts) == std::vector<std::int64_t>{33});
+    const auto pc = g.rescale(f.named("rc"));
     CHECK(pc.attributes.per_channel);
+    CHECK(pc.attributes.rounding == qfold::rounding_mode::single_round);
     CHECK(pc.shifts.size() == 8);
     CHECK(pc.shifts[7] == 37);
-    const auto u = g.rescale(f.value("tosa.rescale", 2));
+    // uint8 output in a signless tensor: output_zp 128 stored as -128.
+    const auto u = g.rescale(f.named("u"));
     CHECK(u.attributes.output_unsigned);
+    CHECK(!u.attributes.input_unsigned);
     CHECK(u.attributes.output_zp == 128);
     CHECK(qfold::validate(u.attributes).has_value());
   }
-  CHECK(g.mul_shift(f.value("tosa.mul")) == 3);
-  const auto cl = g.clamp_attributes(f.value("tosa.clamp"));
+  CHECK(g.mul_shift(f.named("mul")) == 3);
+  const auto cl = g.clamp_attributes(f.named("clamp"));
   CHECK(cl.min == -7);
   CHECK(cl.max == 100);
-  CHECK(g.element_type(f.value("tosa.rescale", 2)) == qfold::dtype::uint8);
-  CHECK(g.element_type(f.value("tosa.cast")) == qfold::dtype::int32);
-  CHECK(!g.element_type(f.value("tosa.mul", 1)));  // f32
-  CHECK(g.output_shape(f.value("tosa.reshape")).size() == 2);
-  CHECK(!g.qparams(f.value("tosa.table")));
+  CHECK(g.element_type(f.named("u")) == qfold::dtype::int8);  // signless: the flag says uint8
+  CHECK(g.element_type(f.named("cast")) == qfold::dtype::int32);
+  CHECK(!g.element_type(f.named("float_mul")));  // f32
+  CHECK(g.output_shape(f.named("reshape")).size() == 2);
+  CHECK(!g.qparams(f.named("table")));
+  CHECK(!g.qparams_shared(f.named("table")));
 
-  const auto conv = g.conv_attributes(f.value("tosa.conv2d"));
+  const auto conv = g.conv_attributes(f.named("conv"));
   CHECK(conv.layout == qfold::weight_layout::o_s_i);
   CHECK(conv.input_channel_axis == 3);
   CHECK(!conv.padded);
-  const auto q = g.quantized_conv(f.value("tosa.conv2d"));
+  const auto q = g.quantized_conv(f.named("conv"));
   REQUIRE(q);
-  CHECK(q->input_zero_point == -1);
-  CHECK(q->weight_zero_points.size() == 1);
-  const auto dw = g.conv_attributes(f.value("tosa.depthwise_conv2d"));
+  CHECK(q->input_zero_point == -1);  // the input_zp operand
+  CHECK(to_vector(q->weight_zero_points) == std::vector<std::int64_t>{0});
+  const auto dw = g.conv_attributes(f.named("depthwise"));
+  CHECK(dw.layout == qfold::weight_layout::s_c_m);
   CHECK(dw.groups == 8);
   CHECK(dw.padded);
-  CHECK(g.conv_attributes(f.value("tosa.fully_connected")).input_channel_axis == 1);
-  CHECK(g.quantized_conv(f.value("tosa.fully_connected")));
-  CHECK(!g.quantized_conv(f.value("tosa.rescale")));
+  CHECK(g.quantized_conv(f.named("depthwise"))->input_zero_point == 3);
+  const auto mm = g.conv_attributes(f.named("matmul"));
+  CHECK(mm.layout == qfold::weight_layout::s_i_o);
+  CHECK(mm.input_channel_axis == 2);
+  CHECK(g.quantized_conv(f.named("matmul")));
+  CHECK(!g.quantized_conv(f.named("r")));
 
   // Views: reshape 1x4x4x8 -> 16x8 keeps the channels (axis 3 -> 1) and merges the rest;
   // transpose (0, 3, 1, 2) moves axis 3 to 1; the slice keeps every axis but 1.
-  CHECK(g.view_axis(f.value("tosa.reshape"), 3) == 1);
-  CHECK(g.view_axis(f.value("tosa.reshape"), 2) == std::nullopt);
-  CHECK(g.view_axis(f.value("tosa.transpose"), 3) == 1);
-  CHECK(g.view_axis(f.value("tosa.transpose"), 0) == 0);
-  CHECK(g.view_axis(f.value("tosa.slice"), 3) == 3);
-  CHECK(g.view_axis(f.value("tosa.slice"), 1) == std::nullopt);
-  CHECK(g.view_axis(f.value("tosa.slice"), 9) == std::nullopt);
+  CHECK(g.view_axis(f.named("reshape"), 3) == 1);
+  CHECK(g.view_axis(f.named("reshape"), 2) == std::nullopt);
+  CHECK(g.view_axis(f.named("transpose"), 3) == 1);
+  CHECK(g.view_axis(f.named("transpose"), 0) == 0);
+  CHECK(g.view_axis(f.named("slice"), 3) == 3);
+  CHECK(g.view_axis(f.named("slice"), 1) == std::nullopt);
+  CHECK(g.view_axis(f.named("slice"), 9) == std::nullopt);
 }
 
 TEST_CASE("tosa adapter: bad input is a problem with a location", "[tosa]") {
-  const auto problems = [](const std::string& body) {
-    fixture f("func.func @f(%arg0: tensor<4xi8>, %arg1: tensor<4xi16>, %arg2: tensor<4xf32>) {\n" +
-              body + "\n  return\n}\n");
+  const auto problems = [](const std::string& body, const std::string& resources = "") {
+    fixture f(
+        "func.func @f(%arg0: tensor<4xi8>, %arg1: tensor<4xi16>, %arg2: tensor<4xf32>, "
+        "%arg3: tensor<1xi8>) {\n"
+        "  %m = \"tosa.const\"() <{values = dense<1073741824> : tensor<1xi32>}> : () -> "
+        "tensor<1xi32>\n"
+        "  %s = \"tosa.const\"() <{values = dense<30> : tensor<1xi8>}> : () -> tensor<1xi8>\n"
+        "  %z = \"tosa.const\"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>\n" +
+        body + "\n  return\n}\n" + resources);
     REQUIRE(f.module);
     return G(f.func()).problems();
   };
-  // LLVM 16 does not check a TABLE's size; the adapter does.
+  const std::string attrs =
+      "{input_unsigned = false, output_unsigned = false, per_channel = false, rounding_mode = "
+      "SINGLE_ROUND, scale32 = true}";
+  // MLIR 22 does not check a TABLE's size; the adapter does.
   const auto short_table = problems(
-      R"(%t = "tosa.const"() {value = dense<1> : tensor<255xi8>} : () -> tensor<255xi8>
-  %0 = "tosa.table"(%arg0, %t) : (tensor<4xi8>, tensor<255xi8>) -> tensor<4xi8>)");
+      R"(  %t = "tosa.const"() <{values = dense<1> : tensor<255xi8>}> : () -> tensor<255xi8>
+  %0 = tosa.table %arg0, %t : (tensor<4xi8>, tensor<255xi8>) -> tensor<4xi8>)");
   REQUIRE(short_table.size() == 1);
   CHECK(short_table[0].find("needs a table of 256 i8 entries") != std::string::npos);
-  CHECK(short_table[0].find(":3:") != std::string::npos);  // its line
-  CHECK(problems(R"(%t = "tosa.const"() {value = dense<1> : tensor<256xi16>} : () -> tensor<256xi16>
-  %0 = "tosa.table"(%arg1, %t) : (tensor<4xi16>, tensor<256xi16>) -> tensor<4xi32>)")
+  CHECK(short_table[0].find(":6:8:") != std::string::npos);  // its line and column
+  CHECK(problems(
+            R"(  %t = "tosa.const"() <{values = dense<1> : tensor<256xi16>}> : () -> tensor<256xi16>
+  %0 = tosa.table %arg1, %t : (tensor<4xi16>, tensor<256xi16>) -> tensor<4xi32>)")
+            .size() == 1);
+  // RESCALE: an element type qfold does not read; shift 70; an i48 output. (MLIR 22's verifier
+  // now refuses multiplier and shift counts that differ or are not one per channel, and an i16
+  // multiplier with scale32.)
+  CHECK(problems(
+            R"(  %z64 = "tosa.const"() <{values = dense<0> : tensor<1xi64>}> : () -> tensor<1xi64>
+  %0 = tosa.rescale %arg0, %m, %s, %z, %z64 )" +
+            attrs +
+            " : (tensor<4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi64>) -> "
+            "tensor<4xi64>")
             .size() == 1);
   CHECK(
-      problems(
-          R"(%0 = "tosa.rescale"(%arg2) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<4xf32>) -> tensor<4xi8>)")
+      problems(R"(  %s70 = "tosa.const"() <{values = dense<70> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %0 = tosa.rescale %arg0, %m, %s70, %z, %z )" +
+               attrs +
+               " : (tensor<4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi8>) -> "
+               "tensor<4xi8>")
           .size() == 1);
+  CHECK(problems(
+            R"(  %z48 = "tosa.const"() <{values = dense<0> : tensor<1xi48>}> : () -> tensor<1xi48>
+  %0 = tosa.rescale %arg0, %m, %s, %z, %z48 )" +
+            attrs +
+            " : (tensor<4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi48>) -> "
+            "tensor<4xi48>")
+            .size() == 1);  // i48 output
+  // Constants qfold cannot read as integers (a dense_resource blob): bad input, named.
+  const std::string blobs =
+      "{-#\n  dialect_resources: {\n    builtin: {\n      m: \"0x0400000000000040\",\n      s: "
+      "\"0x040000001E\"\n    }\n  }\n#-}\n";
+  const auto unreadable_m = problems(
+      R"(  %mr = "tosa.const"() <{values = dense_resource<m> : tensor<1xi32>}> : () -> tensor<1xi32>
+  %0 = tosa.rescale %arg0, %mr, %s, %z, %z )" +
+          attrs +
+          " : (tensor<4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi8>) -> "
+          "tensor<4xi8>",
+      blobs);
+  REQUIRE(unreadable_m.size() == 1);
+  CHECK(unreadable_m[0].find("the multiplier constant is not a dense integer tensor") !=
+        std::string::npos);
+  const auto unreadable_shift = problems(
+      R"(  %sr = "tosa.const"() <{values = dense_resource<s> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %1 = tosa.cast %arg0 : (tensor<4xi8>) -> tensor<4xi32>
+  %2 = tosa.mul %1, %1, %sr : (tensor<4xi32>, tensor<4xi32>, tensor<1xi8>) -> tensor<4xi32>)",
+      blobs);
+  // (Not on a float MUL, nor as a zero point: MLIR 22's verifier aborts reading such a
+  // dense_resource itself; see the CLI case dense_resource_zero_point.)
+  REQUIRE(unreadable_shift.size() == 1);
+  CHECK(unreadable_shift[0].find("tosa.mul: the shift constant is not a dense integer tensor") !=
+        std::string::npos);
+  // The spec's ERROR_IF: both sides unsigned.
   CHECK(
       problems(
-          R"(%0 = "tosa.rescale"(%arg0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 70>} : (tensor<4xi8>) -> tensor<4xi8>)")
+          R"(  %0 = tosa.rescale %arg0, %m, %s, %z, %z {input_unsigned = true, output_unsigned = true, per_channel = false, rounding_mode = SINGLE_ROUND, scale32 = true} : (tensor<4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi8>) -> tensor<4xi8>)")
           .size() == 1);
+  // MUL: a shift on int8 inputs (only i32 inputs take one). (A CLAMP with min_val above
+  // max_val: MLIR 22's verifier refuses it now.)
+  CHECK(problems(R"(  %s2 = "tosa.const"() <{values = dense<2> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %0 = tosa.mul %arg0, %arg0, %s2 : (tensor<4xi8>, tensor<4xi8>, tensor<1xi8>) -> tensor<4xi32>)")
+            .size() == 1);
+  // Fine: float ops and ops qfold does not know are `other`; a run-time parameter is not bad
+  // input (the folds refuse its site as not_constant).
   CHECK(
       problems(
-          R"(%0 = "tosa.rescale"(%arg0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824, 5>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<4xi8>) -> tensor<4xi8>)")
-          .size() == 1);
-  CHECK(
-      problems(
-          R"(%0 = "tosa.rescale"(%arg0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = true, scale32 = true, shift = array<i32: 30>} : (tensor<4xi8>) -> tensor<4xi8>)")
-          .size() == 1);  // per_channel: 1 pair for 4 channels
-  CHECK(
-      problems(
-          R"(%0 = "tosa.rescale"(%arg0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<4xi8>) -> tensor<4xi48>)")
-          .size() == 1);  // i48 output
-  CHECK(
-      problems(
-          R"(%0 = "tosa.mul"(%arg0, %arg0) {shift = 2 : i32} : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi32>)")
-          .size() == 1);
-  CHECK(
-      problems(
-          R"(%0 = "tosa.clamp"(%arg0) {max_fp = 0.0 : f32, max_int = 1 : i64, min_fp = 0.0 : f32, min_int = 5 : i64} : (tensor<4xi8>) -> tensor<4xi8>)")
-          .size() == 1);
-  // Fine: float ops and ops qfold does not know are `other`.
-  CHECK(
-      problems(
-          R"(%0 = "tosa.mul"(%arg2, %arg2) {shift = 0 : i32} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  %1 = "tosa.sigmoid"(%0) : (tensor<4xf32>) -> tensor<4xf32>)")
+          R"(  %0 = tosa.mul %arg2, %arg2, %z : (tensor<4xf32>, tensor<4xf32>, tensor<1xi8>) -> tensor<4xf32>
+  %1 = tosa.sigmoid %0 : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = tosa.rescale %arg0, %m, %arg3, %z, %z )" +
+          attrs +
+          " : (tensor<4xi8>, tensor<1xi32>, tensor<1xi8>, tensor<1xi8>, tensor<1xi8>) -> "
+          "tensor<4xi8>")
           .empty());
 }
 
 TEST_CASE("tosa adapter: mutation points, all or nothing, in dominance order", "[tosa]") {
-  fixture f(dyt_module());
+  fixture f(tosa_test::dyt_module());
   REQUIRE(f.module);
   const std::string before = f.print();
   G g(f.func());
@@ -359,7 +353,7 @@ TEST_CASE("tosa adapter: mutation points, all or nothing, in dominance order", "
   const std::vector<std::int64_t> data{1, -2, 3}, shape{3};
   const auto c = g.add_int_constant(data, shape, qfold::dtype::int8);
   CHECK(g.kind(c) == op_kind::constant);
-  CHECK(mlir::succeeded(mlir::verify(*f.module)));
+  CHECK(f.verifies());
   g.erase(c);
   CHECK(f.print() == before);
 
@@ -376,7 +370,7 @@ TEST_CASE("tosa adapter: mutation points, all or nothing, in dominance order", "
   const auto t = g.add_table(arg, std::span<const std::int8_t>(values));
   CHECK(g.kind(t) == op_kind::table);
   CHECK(g.operands(t).size() == 2);
-  CHECK(mlir::succeeded(mlir::verify(*f.module)));
+  CHECK(f.verifies());
   const std::vector<std::int8_t> wrong(255, 0);
   CHECK_THROWS_AS(g.add_table(arg, std::span<const std::int8_t>(wrong)), std::invalid_argument);
   const std::vector<std::int16_t> t16(513, 0);
@@ -385,80 +379,93 @@ TEST_CASE("tosa adapter: mutation points, all or nothing, in dominance order", "
   g.collect_garbage();
   CHECK(f.print() == before);
 
-  // A new rescale: verified by qfold::validate first.
+  // A new rescale in TOSA 1.0's form (four parameter constants made with it), verified by
+  // qfold::validate first; erasing it takes its constants too.
   qfold::rescale_attributes a;
   a.input_type = qfold::int_type::i8;
   a.output_type = qfold::int_type::i32;
   a.input_zp = -3;
   const std::vector<qfold::scale_factor> s{{1073741824, 30}};
+  const std::size_t consts = f.count("tosa.const");
   const auto r = g.add_rescale(arg, a, s);
   CHECK(g.kind(r) == op_kind::rescale);
   CHECK(g.rescale(r).attributes == a);
-  CHECK(mlir::succeeded(mlir::verify(*f.module)));
+  CHECK(g.operands(r).size() == 1);
+  CHECK(f.count("tosa.const") == consts + 4);
+  CHECK(f.verifies());
   const std::vector<qfold::scale_factor> bad{{1073741824, 70}};
   CHECK_THROWS_AS(g.add_rescale(arg, a, bad), std::invalid_argument);
   a.input_type = qfold::int_type::i16;
   CHECK_THROWS_AS(g.add_rescale(arg, a, s), std::invalid_argument);  // the input is i8
   g.erase(r);
+  g.collect_garbage();
   CHECK(f.print() == before);
 
-  // replace_uses with another type, set_operand beyond the fixed operands: refused, unchanged.
-  CHECK_THROWS_AS(g.replace_uses(f.value("tosa.mul"), arg), std::logic_error);
-  CHECK_THROWS_AS(g.set_operand(f.value("tosa.table"), 2, arg), std::logic_error);
+  // replace_uses with another type, set_operand beyond the visible operands (a hidden
+  // parameter): refused, unchanged.
+  CHECK_THROWS_AS(g.replace_uses(f.named("mul"), arg), std::logic_error);
+  CHECK_THROWS_AS(g.set_operand(f.named("table"), 2, arg), std::logic_error);
+  CHECK_THROWS_AS(g.set_operand(f.named("act"), 1, f.named("alpha")), std::logic_error);
+  CHECK_THROWS_AS(g.remove_last_operand(f.named("act")), std::logic_error);
   CHECK_THROWS_AS(g.set_qparams(arg, qfold::qparams{}), std::logic_error);
+  g.collect_garbage();
   CHECK(f.print() == before);
 
   // A constant made now sits at the top; a reader earlier in the block can take it.
   const std::vector<std::int64_t> alpha{77}, alpha_shape{1, 1, 1, 1};
   const auto c2 = g.add_int_constant(alpha, alpha_shape, qfold::dtype::int8);
-  const auto alpha_rescale = f.value("tosa.rescale", 1);
+  const auto alpha_rescale = f.named("alpha_rescale");
   const auto old_alpha = g.operands(alpha_rescale)[0];
   g.set_operand(alpha_rescale, 0, c2);
-  CHECK(mlir::succeeded(mlir::verify(*f.module)));
+  CHECK(f.verifies());
   g.set_operand(alpha_rescale, 0, old_alpha);
   g.erase(c2);
+  g.collect_garbage();
   CHECK(f.print() == before);
 }
 
 TEST_CASE("tosa adapter: the DyT alpha site folds, verifies and computes the same", "[tosa]") {
-  fixture f(dyt_module());
+  fixture f(tosa_test::dyt_module());
   REQUIRE(f.module);
-  G g(f.func());
-  REQUIRE(g.problems().empty());
-  // The chain's function of the activation code, before folding.
-  const auto act = g.rescale(f.value("tosa.rescale", 0)),
-             al = g.rescale(f.value("tosa.rescale", 1)),
-             out = g.rescale(f.value("tosa.rescale", 2));
-  const auto old_table = g.int_constant(f.value("tosa.const", 1));
-  REQUIRE(old_table);
+  REQUIRE(G(f.func()).problems().empty());
+  // The chain's function of the activation code, before folding, from the spec's RESCALE (the
+  // test's own model) and MUL (shift 0: the low 32 bits of the product).
+  const auto act = tosa_test::model_of(f.named("act")),
+             al = tosa_test::model_of(f.named("alpha_rescale")),
+             out = tosa_test::model_of(f.named("out"));
+  const auto table = G(f.func()).int_constant(f.named("tanh"));
+  REQUIRE(table);
+  const auto alpha32 = al(77);
+  REQUIRE(alpha32);
   std::vector<std::int64_t> expected;
-  const std::int32_t alpha32 =
-      qfold::rescale_value(al.attributes, {al.multipliers[0], al.shifts[0]}, 77);
   for (int c = -128; c <= 127; ++c) {
-    const std::int32_t x =
-        qfold::rescale_value(act.attributes, {act.multipliers[0], act.shifts[0]}, c);
+    const auto x = act(c);
+    REQUIRE(x);
     const auto p = static_cast<std::int32_t>(static_cast<std::uint32_t>(
-        static_cast<std::int64_t>(x) * alpha32));  // TOSA MUL, shift 0: the low 32 bits
-    const std::int32_t q =
-        qfold::rescale_value(out.attributes, {out.multipliers[0], out.shifts[0]}, p);
-    expected.push_back(old_table->data[static_cast<std::size_t>(q + 128)]);
+        static_cast<std::int64_t>(*x) * static_cast<std::int64_t>(*alpha32)));
+    const auto q = out(p);
+    REQUIRE(q);
+    expected.push_back(table->data[static_cast<std::size_t>(*q + 128)]);
   }
 
   const auto sites = qfold_tosa::fold_function(f.func(), {std::string(qfold::dyt_alpha_pass_name)});
   REQUIRE(sites.size() == 1);
   CHECK(sites[0].folded);
   CHECK(sites[0].nodes.size() == 3);
-  CHECK(sites[0].nodes[2].rfind("tosa.table@", 0) == 0);
-  CHECK(mlir::succeeded(mlir::verify(*f.module)));
-  // One table on the argument, its const; nothing of the chain is left.
+  CHECK(sites[0].nodes[0].rfind("tosa.mul@mul", 0) == 0);
+  CHECK(sites[0].nodes[2].rfind("tosa.table@table", 0) == 0);
+  CHECK(f.verifies());
+  // One table on the argument, its const; nothing of the chain is left, no parameter constant
+  // (multipliers, shifts, zero points, the MUL's shift) either.
   CHECK(f.count("tosa.mul") == 0);
   CHECK(f.count("tosa.rescale") == 0);
   CHECK(f.count("tosa.table") == 1);
   CHECK(f.count("tosa.const") == 1);
+  CHECK(f.unused_constants() == 0);
   G after(f.func());
-  const auto table = f.value("tosa.table");
-  CHECK(after.operands(table)[0] == f.func().getArgument(0));
-  const auto folded = after.int_constant(after.operands(table)[1]);
+  const auto t = f.value("tosa.table");
+  CHECK(after.operands(t)[0] == f.func().getArgument(0));
+  const auto folded = after.int_constant(after.operands(t)[1]);
   REQUIRE(folded);
   CHECK(to_vector(folded->data) == expected);
 }
@@ -469,17 +476,26 @@ TEST_CASE("tosa adapter: refused DyT sites leave the module byte-identical", "[t
     REQUIRE(f.module);
     const std::string before = f.print();
     const auto sites = qfold_tosa::fold_function(f.func());
-    REQUIRE(sites.size() == 1);
-    CHECK(!sites[0].folded);
+    REQUIRE(!sites.empty());
+    for (const auto& s : sites) {
+      INFO(s.pass << " " << s.reason << " " << s.message);
+      CHECK(!s.folded);
+      CHECK(s.reason != "adapter_failure");
+    }
+    CHECK(sites[0].pass == qfold::dyt_alpha_pass_name);
     CHECK(sites[0].reason == reason);
     CHECK(f.print() == before);
   };
-  unchanged(dyt_module(true), "shared_output");           // the MUL has a second reader
-  unchanged(dyt_module(false, "1x1x1x8"), "not_scalar");  // alpha is not a scalar
+  tosa_test::dyt_options shared;
+  shared.extra_use = true;  // the MUL has a second reader
+  unchanged(tosa_test::dyt_module(shared), "shared_output");
+  tosa_test::dyt_options vector;
+  vector.alpha_shape = "1x1x1x8";  // alpha is not a scalar
+  unchanged(tosa_test::dyt_module(vector), "not_scalar");
 }
 
 TEST_CASE("tosa adapter: a table constant shared by two tables stays for the other", "[tosa]") {
-  std::string text = dyt_module();
+  std::string text = tosa_test::dyt_module();
   // A second table reads the same table constant (and the activation directly); both returned.
   const auto replace = [&](const std::string& from, const std::string& to) {
     const auto at = text.find(from);
@@ -487,147 +503,80 @@ TEST_CASE("tosa adapter: a table constant shared by two tables stays for the oth
     text.replace(at, from.size(), to);
   };
   replace("-> (tensor<1x4x4x8xi8>) {", "-> (tensor<1x4x4x8xi8>, tensor<1x4x4x8xi8>) {");
-  replace("  return %4 : tensor<1x4x4x8xi8>",
-          "  %5 = \"tosa.table\"(%arg0, %table) : (tensor<1x4x4x8xi8>, tensor<256xi8>) -> "
-          "tensor<1x4x4x8xi8>\n  return %4, %5 : tensor<1x4x4x8xi8>, tensor<1x4x4x8xi8>");
+  replace("  return %table : tensor<1x4x4x8xi8>",
+          "  %t2 = tosa.table %arg0, %tanh : (tensor<1x4x4x8xi8>, tensor<256xi8>) -> "
+          "tensor<1x4x4x8xi8>\n  return %table, %t2 : tensor<1x4x4x8xi8>, tensor<1x4x4x8xi8>");
   fixture f(text);
   REQUIRE(f.module);
   const auto sites = qfold_tosa::fold_function(f.func());
   REQUIRE(sites.size() == 1);  // the second table (no RESCALE before it) is not a site
   CHECK(sites[0].folded);
-  CHECK(mlir::succeeded(mlir::verify(*f.module)));
+  CHECK(f.verifies());
   CHECK(f.count("tosa.table") == 2);
   CHECK(f.count("tosa.const") == 2);   // the shared table and the folded one
   CHECK(sites[0].bytes_removed == 1);  // the alpha splat only: the table is still read
+  CHECK(f.unused_constants() == 0);
 }
 
-// --- Failure injection: a graph whose mutation points throw at the n-th call ------------------
-namespace {
-struct failing {
-  G& g;
-  int fail_at = -1, calls = 0;
-  int* shared = nullptr;  // a count across several graphs (one per function), if given
-  void tick() {
-    int& n = shared != nullptr ? *shared : calls;
-    if (n++ == fail_at) throw std::bad_alloc();
-  }
-};
-}  // namespace
-
-template <>
-struct qfold::ir_traits<failing> {
-  using T = qfold::ir_traits<G>;
-  using node_id = mlir::Value;
-  static auto nodes(const failing& f) { return T::nodes(f.g); }
-  static auto kind(const failing& f, node_id n) { return T::kind(f.g, n); }
-  static auto operands(const failing& f, node_id n) { return T::operands(f.g, n); }
-  static auto use_count(const failing& f, node_id n) { return T::use_count(f.g, n); }
-  static auto constant(const failing& f, node_id n) { return T::constant(f.g, n); }
-  static auto int_constant(const failing& f, node_id n) { return T::int_constant(f.g, n); }
-  static auto output_shape(const failing& f, node_id n) { return T::output_shape(f.g, n); }
-  static auto rescale(const failing& f, node_id n) { return T::rescale(f.g, n); }
-  static auto mul_shift(const failing& f, node_id n) { return T::mul_shift(f.g, n); }
-  static auto qparams(const failing& f, node_id n) { return T::qparams(f.g, n); }
-  static auto qparams_shared(const failing& f, node_id n) { return T::qparams_shared(f.g, n); }
-  static auto conv_attributes(const failing& f, node_id n) { return T::conv_attributes(f.g, n); }
-  static auto quantized_conv(const failing& f, node_id n) { return T::quantized_conv(f.g, n); }
-  static auto view_axis(const failing& f, node_id n, std::int64_t a) {
-    return T::view_axis(f.g, n, a);
-  }
-  static auto constant_bytes(const failing& f, node_id n) { return T::constant_bytes(f.g, n); }
-  static node_id add_constant(failing& f, std::span<const float> d,
-                              std::span<const std::int64_t> s) {
-    f.tick();
-    return T::add_constant(f.g, d, s);
-  }
-  static node_id add_int_constant(failing& f, std::span<const std::int64_t> d,
-                                  std::span<const std::int64_t> s, qfold::dtype t) {
-    f.tick();
-    return T::add_int_constant(f.g, d, s, t);
-  }
-  static node_id add_table(failing& f, node_id in, std::span<const std::int8_t> v) {
-    f.tick();
-    return T::add_table(f.g, in, v);
-  }
-  static node_id add_table(failing& f, node_id in, std::span<const std::int16_t> v) {
-    f.tick();
-    return T::add_table(f.g, in, v);
-  }
-  static node_id add_rescale(failing& f, node_id in, const qfold::rescale_attributes& a,
-                             std::span<const qfold::scale_factor> s) {
-    f.tick();
-    return T::add_rescale(f.g, in, a, s);
-  }
-  static auto element_type(const failing& f, node_id n) { return T::element_type(f.g, n); }
-  static auto clamp_attributes(const failing& f, node_id n) { return T::clamp_attributes(f.g, n); }
-  static void set_operand(failing& f, node_id n, std::size_t i, node_id v) {
-    f.tick();
-    T::set_operand(f.g, n, i, v);
-  }
-  static void remove_last_operand(failing& f, node_id n) { T::remove_last_operand(f.g, n); }
-  static void replace_uses(failing& f, node_id o, node_id v) {
-    f.tick();
-    T::replace_uses(f.g, o, v);
-  }
-  static void erase(failing& f, node_id n) noexcept { T::erase(f.g, n); }
-  static void set_qparams(failing& f, node_id n, const qfold::qparams& q) {
-    T::set_qparams(f.g, n, q);
-  }
-  static void set_conv_input_zero_point(failing& f, node_id n, std::int64_t zp) {
-    f.tick();
-    T::set_conv_input_zero_point(f.g, n, zp);
-  }
-};
-
 TEST_CASE("tosa adapter: a failure at any mutation rolls the DyT alpha site back", "[tosa]") {
-  for (int fail_at = 0;; ++fail_at) {
-    fixture f(dyt_module());
-    REQUIRE(f.module);
-    const std::string before = f.print();
-    G g(f.func());
-    failing w{g, fail_at};
-    const auto report = qfold::fold_dyt_alphas(w);
-    g.collect_garbage();
-    REQUIRE(report.sites.size() == 1);
-    CHECK(mlir::succeeded(mlir::verify(*f.module)));
-    if (report.sites[0].folded()) {
-      CHECK(w.calls <= fail_at);  // no call failed: done
-      CHECK(f.print() != before);
-      break;
-    }
-    CHECK(report.sites[0].rejected->code == qfold::reason::adapter_failure);
-    CHECK(f.print() == before);
-    REQUIRE(fail_at < 10);
-  }
+  CHECK(tosa_test::every_mutation_fails(tosa_test::dyt_module(),
+                                        std::string(qfold::dyt_alpha_pass_name)) >= 2);
 }
 
 TEST_CASE("tosa adapter: unsigned and int48 RESCALE types", "[tosa]") {
-  fixture f(R"(
-func.func @f(%arg0: tensor<4xi16>, %arg1: tensor<4xui16>, %arg2: tensor<4xi48>, %arg3: tensor<4xui8>) -> (tensor<4xui16>, tensor<4xi16>, tensor<4xi32>, tensor<4xi8>) {
-  %0 = "tosa.rescale"(%arg0) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 1073741824>, output_zp = 32768 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<4xi16>) -> tensor<4xui16>
-  %1 = "tosa.rescale"(%arg1) {double_round = false, input_zp = 32768 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<4xui16>) -> tensor<4xi16>
-  %2 = "tosa.rescale"(%arg2) {double_round = false, input_zp = 0 : i32, multiplier = array<i32: 16384>, output_zp = 0 : i32, per_channel = false, scale32 = false, shift = array<i32: 14>} : (tensor<4xi48>) -> tensor<4xi32>
-  %3 = "tosa.rescale"(%arg3) {double_round = false, input_zp = 128 : i32, multiplier = array<i32: 1073741824>, output_zp = 0 : i32, per_channel = false, scale32 = true, shift = array<i32: 30>} : (tensor<4xui8>) -> tensor<4xi8>
-  return %0, %1, %2, %3 : tensor<4xui16>, tensor<4xi16>, tensor<4xi32>, tensor<4xi8>
-}
-)");
+  // TOSA 1.0: signless tensors with input_unsigned / output_unsigned, the zero point stored
+  // signless (uint16 32768 as -32768, uint8 128 as -128); the older ui8 / ui16 tensors are
+  // still read as unsigned; i48 in with scale32 = false (an i16 multiplier).
+  const std::string I16 = "tensor<4xi16>";
+  tosa_test::func_text t("f",
+                         "%arg0: tensor<4xi16>, %arg1: tensor<4xi16>, %arg2: tensor<4xi48>, "
+                         "%arg3: tensor<4xi8>, %arg4: tensor<4xui8>",
+                         "tensor<4xi16>, tensor<4xi16>, tensor<4xi32>, tensor<4xi8>, tensor<4xi8>");
+  tosa_test::rescale_spec s0;
+  s0.output_unsigned = true;
+  s0.output_zp = 32768;
+  const auto r0 = t.rescale("r0", "%arg0", I16, I16, s0);
+  tosa_test::rescale_spec s1;
+  s1.input_unsigned = true;
+  s1.input_zp = 32768;
+  const auto r1 = t.rescale("r1", "%arg1", I16, I16, s1);
+  tosa_test::rescale_spec s2;
+  s2.scale32 = false;
+  s2.multipliers = {16384};
+  s2.shifts = {14};
+  const auto r2 = t.rescale("r2", "%arg2", "tensor<4xi48>", "tensor<4xi32>", s2);
+  tosa_test::rescale_spec s3;
+  s3.input_unsigned = true;
+  s3.input_zp = 128;
+  const auto r3 = t.rescale("r3", "%arg3", "tensor<4xi8>", "tensor<4xi8>", s3);
+  const auto z = t.constant("ui8_zp", "128", "tensor<1xui8>");
+  tosa_test::rescale_spec s4;
+  s4.izp_operand = z;
+  const auto r4 = t.rescale("r4", "%arg4", "tensor<4xui8>", "tensor<4xi8>", s4);
+  fixture f(t.str(r0 + ", " + r1 + ", " + r2 + ", " + r3 + ", " + r4));
   REQUIRE(f.module);
   G g(f.func());
   CHECK(g.problems().empty());
-  const auto a0 = g.rescale(f.value("tosa.rescale", 0)).attributes;
+  const auto a0 = g.rescale(f.named("r0")).attributes;
   CHECK(a0.output_type == qfold::int_type::i16);
   CHECK(a0.output_unsigned);
   CHECK(a0.output_zp == 32768);
-  const auto a1 = g.rescale(f.value("tosa.rescale", 1)).attributes;
+  const auto a1 = g.rescale(f.named("r1")).attributes;
   CHECK(a1.input_unsigned);
   CHECK(a1.input_zp == 32768);
-  const auto a2 = g.rescale(f.value("tosa.rescale", 2)).attributes;
+  const auto a2 = g.rescale(f.named("r2")).attributes;
   CHECK(a2.input_type == qfold::int_type::i48);
   CHECK(!a2.scale32);
-  const auto a3 = g.rescale(f.value("tosa.rescale", 3)).attributes;
+  CHECK(a2.output_type == qfold::int_type::i32);
+  const auto a3 = g.rescale(f.named("r3")).attributes;
   CHECK(a3.input_type == qfold::int_type::i8);
   CHECK(a3.input_unsigned);
-  CHECK(g.element_type(f.value("tosa.rescale", 0)) == qfold::dtype::uint16);
+  CHECK(a3.input_zp == 128);
+  const auto a4 = g.rescale(f.named("r4")).attributes;
+  CHECK(a4.input_unsigned);  // from the ui8 type, input_unsigned = false
+  CHECK(a4.input_zp == 128);
+  CHECK(g.element_type(f.named("r0")) == qfold::dtype::int16);  // signless
+  CHECK(g.element_type(f.func().getArgument(4)) == qfold::dtype::uint8);
   CHECK(!g.element_type(f.func().getArgument(2)));  // i48
 }
 
@@ -638,48 +587,18 @@ TEST_CASE("tosa adapter: the tool's passes are the standard pipeline's", "[tosa]
   for (const auto& n : qfold::standard_pipeline<G>().names())
     if (n != qfold::scale_into_quantize_pass_name) expected.emplace_back(n);
   CHECK(qfold_tosa::pass_names() == expected);
+  CHECK(qfold_tosa::pass_names().size() == 5);
   CHECK(qfold_tosa::pass_names().front() == qfold::dyt_alpha_pass_name);
+  // Batch norm is left out: TOSA has no batch-norm op (the adapter lacks its points).
+  const auto skipped = qfold::standard_pipeline<G>().skipped();
+  REQUIRE(skipped.size() == 1);
+  CHECK(skipped[0].pass == qfold::batch_norm_pass_name);
   CHECK(qfold_tosa::mlir_pass_argument("fold_dyt_alpha") == "qfold-fold-dyt-alpha");
+  CHECK(qfold_tosa::mlir_pass_argument("fold_merge_rescales") == "qfold-fold-merge-rescales");
 }
-
-// --- DyT affine: TABLE -> (RESCALE * RESCALE(gamma)) -> RESCALE -> (RESCALE + RESCALE(beta)) ->
-// RESCALE -> conv2d, every RESCALE an identity, gamma 2 and beta 3 per channel: a = 2 t + 3
-// exactly, so the affine folds into the conv (weights 1 -> 2, bias + 3 * 2 per output channel).
-namespace {
-std::string affine_module() {
-  std::string table;
-  for (int i = 0; i < 256; ++i)
-    table += (i != 0 ? ", " : "") + std::to_string(std::clamp(i - 128, -60, 60));
-  const std::string A = "tensor<1x2x2x2xi8>", A32 = "tensor<1x2x2x2xi32>", S = "tensor<1x1x1x2xi8>",
-                    S32 = "tensor<1x1x1x2xi32>", one = "1073741824";
-  return "func.func @affine(%arg0: " + A + ") -> tensor<1x2x2x2xi32> {\n" +
-         "  %table = \"tosa.const\"() {value = dense<[" + table +
-         "]> : tensor<256xi8>} : () -> tensor<256xi8>\n" +
-         "  %gamma = \"tosa.const\"() {value = dense<2> : " + S + "} : () -> " + S + "\n" +
-         "  %beta = \"tosa.const\"() {value = dense<3> : " + S + "} : () -> " + S + "\n" +
-         "  %w = \"tosa.const\"() {value = dense<1> : tensor<2x1x1x2xi8>} : () -> "
-         "tensor<2x1x1x2xi8>\n" +
-         "  %b = \"tosa.const\"() {value = dense<[10, -20]> : tensor<2xi32>} : () -> "
-         "tensor<2xi32>\n" +
-         "  %t = \"tosa.table\"(%arg0, %table) : (" + A + ", tensor<256xi8>) -> " + A + "\n" +
-         "  %rt = " + rescale("%t", 0, 0, 1073741824, 30, A, A32) + "\n" +
-         "  %rg = " + rescale("%gamma", 0, 0, 1073741824, 30, S, S32) + "\n" +
-         "  %m = \"tosa.mul\"(%rt, %rg) {shift = 0 : i32} : (" + A32 + ", " + S32 + ") -> " + A32 +
-         "\n" + "  %rp = " + rescale("%m", 0, 0, 1073741824, 30, A32, A) + "\n" +
-         "  %rs = " + rescale("%rp", 0, 0, 1073741824, 30, A, A32) + "\n" +
-         "  %rb = " + rescale("%beta", 0, 0, 1073741824, 30, S, S32) + "\n" +
-         "  %a = \"tosa.add\"(%rs, %rb) : (" + A32 + ", " + S32 + ") -> " + A32 + "\n" +
-         "  %rsum = " + rescale("%a", 0, 0, 1073741824, 30, A32, A) + "\n" +
-         "  %c = \"tosa.conv2d\"(%rsum, %w, %b) {dilation = array<i64: 1, 1>, pad = array<i64: 0, "
-         "0, 0, 0>, quantization_info = #tosa.conv_quant<input_zp = 0, weight_zp = 0>, stride = "
-         "array<i64: 1, 1>} : (" +
-         A + ", tensor<2x1x1x2xi8>, tensor<2xi32>) -> tensor<1x2x2x2xi32>\n" +
-         "  return %c : tensor<1x2x2x2xi32>\n}\n";
-}
-}  // namespace
 
 TEST_CASE("tosa adapter: the DyT affine site folds into the conv2d", "[tosa]") {
-  fixture f(affine_module());
+  fixture f(tosa_test::affine_module());
   REQUIRE(f.module);
   REQUIRE(G(f.func()).problems().empty());
   const auto sites =
@@ -687,9 +606,9 @@ TEST_CASE("tosa adapter: the DyT affine site folds into the conv2d", "[tosa]") {
   REQUIRE(sites.size() == 1);
   INFO(sites[0].reason << " " << sites[0].message);
   REQUIRE(sites[0].folded);
-  CHECK(mlir::succeeded(mlir::verify(*f.module)));
+  CHECK(f.verifies());
   G g(f.func());
-  const auto conv = f.value("tosa.conv2d");
+  const auto conv = f.named("conv");
   const auto ops = g.operands(conv);
   CHECK(g.kind(ops[0]) == op_kind::table);  // the conv reads the TABLE
   const auto w = g.int_constant(ops[1]);
@@ -702,85 +621,70 @@ TEST_CASE("tosa adapter: the DyT affine site folds into the conv2d", "[tosa]") {
   CHECK(f.count("tosa.mul") == 0);
   CHECK(f.count("tosa.add") == 0);
   CHECK(f.count("tosa.rescale") == 0);
-  CHECK(f.count("tosa.const") == 3);  // table, new weights, new bias
+  // table, new weights, new bias, the conv's two zero points; nothing without a reader.
+  CHECK(f.count("tosa.const") == 5);
+  CHECK(f.unused_constants() == 0);
 }
 
 TEST_CASE("tosa adapter: a failure at any mutation rolls the DyT affine site back", "[tosa]") {
-  for (int fail_at = 0;; ++fail_at) {
-    fixture f(affine_module());
-    REQUIRE(f.module);
-    const std::string before = f.print();
-    G g(f.func());
-    failing w{g, fail_at};
-    const auto report = qfold::fold_dyt_affines(w);
-    g.collect_garbage();
-    REQUIRE(report.sites.size() == 1);
-    CHECK(mlir::succeeded(mlir::verify(*f.module)));
-    if (report.sites[0].folded()) {
-      CHECK(w.calls <= fail_at);
-      CHECK(f.print() != before);
-      break;
-    }
-    CHECK(report.sites[0].rejected->code == qfold::reason::adapter_failure);
-    CHECK(f.print() == before);
-    REQUIRE(fail_at < 20);
-  }
+  CHECK(tosa_test::every_mutation_fails(tosa_test::affine_module(),
+                                        std::string(qfold::dyt_affine_pass_name)) >= 2);
 }
 
-// Every pass of the standard pipeline over the executor tests' modules (tests/tosa/modules), with
-// a failure injected at every mutation in turn: the module still verifies, every failed site is
-// reported as such, no constant is left without a reader, and a run whose failure point is never
-// reached prints what a clean run prints.
+// Every pass of the standard pipeline over TOSA 1.0 modules (the executor tests' modules in
+// tests/tosa/modules once they are TOSA 1.0, and pipeline.mlir here), with a failure injected at
+// every mutation in turn: the module still verifies, every failed site is reported as such, no
+// constant is left without a reader, and a run whose failure point is never reached prints what
+// a clean run prints.
 TEST_CASE("tosa adapter: failures injected into the whole pipeline on real modules", "[tosa]") {
-  static_assert(qfold::quantized_graph<failing>);
-  std::vector<std::filesystem::path> modules;
+  std::vector<std::filesystem::path> modules{QFOLD_TOSA_ADAPTER_DIR "/pipeline.mlir"};
   for (const auto& e : std::filesystem::directory_iterator(QFOLD_TOSA_MODULES_DIR))
     if (e.path().extension() == ".mlir" &&
         e.path().filename().string().find(".model_folded") == std::string::npos)
       modules.push_back(e.path());
-  std::sort(modules.begin(), modules.end());
-  REQUIRE(!modules.empty());
-  const auto unused_constants = [](fixture& f) {
-    std::size_t n = 0;
-    f.module->walk([&](mlir::Operation* op) {
-      n += op->getName().getStringRef() == "tosa.const" && op->use_empty() ? 1u : 0u;
-    });
-    return n;
-  };
+  std::sort(modules.begin() + 1, modules.end());
+  std::size_t checked = 0;
   for (const auto& path : modules) {
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
+    // A module still in LLVM 16's form (parameters as attributes) is not TOSA 1.0: the executor
+    // tests' generator rewrites them separately.
+    if (text.str().find("{value = dense") != std::string::npos ||
+        text.str().find("multiplier = array") != std::string::npos) {
+      WARN(path.filename().string() << ": not TOSA 1.0 yet (LLVM 16 syntax), skipped");
+      continue;
+    }
+    ++checked;
+    INFO(path.filename().string());
     const auto run = [&](int fail_at, std::string& printed, int& calls, std::size_t& unused,
-                         std::size_t& failed) {
+                         std::size_t& failed, std::size_t& folded) {
       fixture f(text.str(), true);
       REQUIRE(f.module);
-      failed = 0;
+      failed = folded = 0;
       calls = 0;
       for (mlir::func::FuncOp fn : f.module->getOps<mlir::func::FuncOp>()) {
         G g(fn);
         REQUIRE(g.problems().empty());
-        failing w{g, fail_at, 0, &calls};
-        const auto report = qfold::standard_pipeline<failing>().run(w);
+        tosa_test::failing w{g, fail_at, 0, &calls};
+        const auto report = qfold::standard_pipeline<tosa_test::failing>().run(w);
         g.collect_garbage();
-        for (const auto& site : report.sites)
+        for (const auto& site : report.sites) {
           failed +=
-              site.rejected && site.rejected->code == qfold::reason::adapter_failure ? 1u : 0u;
+              site.rejected && site.rejected->code == qfold::reason::adapter_failure ? 1U : 0U;
+          folded += site.folded() ? 1U : 0U;
+        }
       }
-      CHECK(mlir::succeeded(mlir::verify(*f.module)));
+      CHECK(f.verifies());
       printed = f.print();
-      unused = unused_constants(f);
+      unused = f.unused_constants();
     };
-    INFO(path.filename().string());
     std::string clean;
     int total = 0;
-    std::size_t unused = 0, failed = 0;
-    run(-1, clean, total, unused, failed);
+    std::size_t unused = 0, failed = 0, folded = 0;
+    run(-1, clean, total, unused, failed, folded);
     CHECK(failed == 0);
-    const std::size_t unused_before = [&] {
-      fixture f(text.str(), true);
-      return unused_constants(f);
-    }();
+    const std::size_t unused_before = fixture(text.str(), true).unused_constants();
     CHECK(unused == unused_before);
     // Every call for small modules; about 60 spread over the calls for the larger ones.
     const int stride = std::max(1, total / 60);
@@ -788,7 +692,7 @@ TEST_CASE("tosa adapter: failures injected into the whole pipeline on real modul
       INFO("failure at mutation " << fail_at << " of " << total);
       std::string printed;
       int calls = 0;
-      run(fail_at, printed, calls, unused, failed);
+      run(fail_at, printed, calls, unused, failed, folded);
       CHECK(unused == unused_before);
       if (fail_at >= calls) {
         CHECK(failed == 0);
@@ -798,4 +702,5 @@ TEST_CASE("tosa adapter: failures injected into the whole pipeline on real modul
       }
     }
   }
+  CHECK(checked >= 1);
 }
