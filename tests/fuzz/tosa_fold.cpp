@@ -93,6 +93,7 @@ std::string tool_text(mlir::ModuleOp m) {
 }
 
 // The text as qfold-tosa-opt reads a file: refused when it nests too deep, parsed without
+// verification, refused when a parameter is a dense_resource constant (MLIR's verifier aborts),
 // verification (null-terminated, as MLIR's lexer expects) with the tool's diagnostic handler (its
 // output thrown away; diagnostics on ops print the op, as the tool's do), then verified; null
 // where the tool exits 1.
@@ -106,7 +107,7 @@ mlir::OwningOpRef<mlir::ModuleOp> parse(const std::string& text, mlir::MLIRConte
   const mlir::SourceMgrDiagnosticHandler diagnostics(source, &context, llvm::nulls());
   auto m = mlir::parseSourceFile<mlir::ModuleOp>(
       source, mlir::ParserConfig(&context, /*verifyAfterParse=*/false));
-  if (!m || mlir::failed(mlir::verify(*m))) return {};
+  if (!m || qfold_tosa::resource_parameter(*m) || mlir::failed(mlir::verify(*m))) return {};
   return m;
 }
 

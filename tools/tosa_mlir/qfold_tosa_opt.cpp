@@ -209,6 +209,9 @@ int run(const options& o, mlir::DialectRegistry& registry) {
   if (!module)
     throw tool_error(exit_bad_input,
                      "'" + o.input + "' is not a valid MLIR module (parser: see above)");
+  if (const auto p = qfold_tosa::resource_parameter(*module))  // before MLIR's verifier aborts
+    throw tool_error(exit_bad_input,
+                     "'" + o.input + "': " + *p + ": a parameter must be a dense integer constant");
   if (mlir::failed(mlir::verify(*module)))
     throw tool_error(exit_bad_input,
                      "'" + o.input + "' is not a valid MLIR module (verifier: see above)");

@@ -304,13 +304,9 @@ TEST_CASE("tosa 1.0: a run-time TABLE table refuses the site as not_constant", "
 // constants in) is a constant all the same, not a value computed at run time: a RESCALE's or a
 // MUL's is bad input (tosa_adapter_test.cpp, "bad input"), and a TABLE's table must not be
 // refused as "computed at run time" either.
-// KNOWN BUG (fails until fixed in integrations/tosa_mlir/include/qfold_tosa_mlir/tosa_graph.hpp):
-// the adapter gives a tosa.const without DenseElementsAttr data the kind `other` and
-// inspect_table does not look at the table, so qfold's read_table takes it for a run-time value:
-// compose_tables and collapse_to_table refuse the site as not_constant, "a parameter ... is
-// computed at run time" (the module is left unchanged; only the reason and message are wrong).
-TEST_CASE("tosa 1.0: BUG: a dense_resource TABLE table is not a run-time parameter",
-          "[tosa][bug]") {
+// (Found by this test: the adapter once took such a table for a run-time value, not_constant.)
+TEST_CASE("tosa 1.0: a dense_resource TABLE table is bad input, not a run-time parameter",
+          "[tosa]") {
   std::string blob = "0x04000000";  // alignment 4, then 256 bytes
   for (int i = 0; i < 256; ++i) blob += "00";
   fixture f(
@@ -325,20 +321,15 @@ TEST_CASE("tosa 1.0: BUG: a dense_resource TABLE table is not a run-time paramet
       blob + "\"\n    }\n  }\n#-}\n");
   REQUIRE(f.module);
   const std::string before = f.print();
-  // Expected: bad input (a problem naming the table, as for a RESCALE's unreadable multiplier),
-  // or refusals that do not say the table is computed at run time. Got: two not_constant
-  // refusals that do.
+  // Bad input: a problem naming the table, as for a RESCALE's unreadable multiplier.
   const auto problems = G(f.func()).problems();
-  if (!problems.empty()) {
-    CHECK(problems[0].find("tosa.table") != std::string::npos);
-    return;
-  }
-  const auto sites = qfold_tosa::fold_function(f.func());
-  CHECK(!sites.empty());
-  for (const auto& s : sites) {
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find("tosa.table: the table constant is not a dense integer tensor") !=
+        std::string::npos);
+  // (Tools stop at the problem; a caller that folds anyway gets no table site, never a claim
+  // that the table is computed at run time.)
+  for (const auto& s : qfold_tosa::fold_function(f.func())) {
     INFO(s.pass << ": " << s.reason << " " << s.message);
-    CHECK(!s.folded);
-    CHECK(s.reason != "adapter_failure");
     CHECK(s.message.find("computed at run time") == std::string::npos);
   }
   CHECK(f.print() == before);

@@ -180,7 +180,7 @@ elseif(CASE STREQUAL "i1_array_parse_error")  # MLIR 16's printer read a null po
   expect_in("${stderr}" "is not a valid MLIR module [(]parser")
   expect_no_output()
 elseif(CASE STREQUAL "dense_resource_zero_point")
-  # KNOWN BUG (fails until fixed, see the module's comment): MLIR 22's verifier aborts on a
+  # MLIR 22's verifier aborts on a
   # dense_resource zero point; the tool must refuse it as bad input instead (exit 1, OUT as it
   # was), as it refuses the inputs that crash MLIR's parser (parser_guards.hpp).
   sentinel()

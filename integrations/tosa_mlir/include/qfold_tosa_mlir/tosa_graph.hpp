@@ -425,6 +425,11 @@ inline inspection inspect_table(mlir::tosa::TableOp op) {
                 " entries, not " + type_string(op.getTable().getType());
     return r;
   }
+  if (const auto t = read_parameter(op, qfold::tosa::table_operand::table);
+      t.is == parameter::state::unreadable) {
+    r.problem = "tosa.table: the table constant is not a dense integer tensor";
+    return r;
+  }
   if (!is_signed_int(out, int8 ? 8 : 32)) {
     r.problem = std::string("tosa.table: an ") + (int8 ? "i8" : "i16") + " input gives " +
                 (int8 ? "i8" : "i32") + ", not " + type_string(out);
@@ -1061,6 +1066,9 @@ class graph {
     const mlir::Value current = op->getOperand(index);
     auto c = llvm::dyn_cast_or_null<mlir::tosa::ConstOp>(current.getDefiningOp());
     if (!c) detail::not_constant(op, index);
+    if (const auto now = detail::read_int_tensor(detail::dense_of(c));
+        now && now->data.size() == 1 && now->data[0] == zp)
+      return;  // already that value (a shared constant is not copied for nothing)
     const auto type = llvm::cast<mlir::RankedTensorType>(current.getType());
     const auto attr = mlir::DenseElementsAttr::get(
         type, llvm::APInt(type.getElementType().getIntOrFloatBitWidth(),
