@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <optional>
 #include <qfold/exact/classify.hpp>
@@ -46,6 +47,23 @@ inline std::vector<qfold::detail::vector_isa> runnable_isas() {
   return r;
 }
 
+// A per-tensor RESCALE's attributes (signed types, single rounding, scale32).
+inline qfold::rescale_attributes attrs(int_type in, int_type out, i64 izp = 0, i64 ozp = 0) {
+  qfold::rescale_attributes a;
+  a.input_type = in;
+  a.output_type = out;
+  a.input_zp = izp;
+  a.output_zp = ozp;
+  return a;
+}
+// Storage for the scale_factor spans rescale views point into.
+struct scales {
+  std::deque<std::array<qfold::scale_factor, 1>> all;  // stable addresses as it grows
+  qfold::rescale_view view(const qfold::rescale_attributes& a, qfold::scale_factor s) {
+    all.push_back({s});
+    return {a, all.back()};
+  }
+};
 i64 pick(std::mt19937_64& gen, i64 lo, i64 hi) {
   return std::uniform_int_distribution<i64>(lo, hi)(gen);
 }

@@ -312,21 +312,6 @@ using qfold::rescale_attributes;
 using qfold::rescale_view;
 using qfold::scale_factor;
 
-rescale_attributes attrs(int_type in, int_type out, i64 izp = 0, i64 ozp = 0) {
-  rescale_attributes a;
-  a.input_type = in;
-  a.output_type = out;
-  a.input_zp = izp;
-  a.output_zp = ozp;
-  return a;
-}
-struct scales {
-  std::deque<std::array<scale_factor, 1>> all;  // stable addresses as it grows
-  rescale_view view(const rescale_attributes& a, scale_factor s) {
-    all.push_back({s});
-    return {a, all.back()};
-  }
-};
 std::optional<i64> ref(const rescale_view& r, i64 x) {
   return ref_rescale(r.attributes, r.scales[0].multiplier, r.scales[0].shift, x);
 }

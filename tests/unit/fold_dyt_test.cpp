@@ -24,22 +24,6 @@ using qfold::rescale_attributes;
 using qfold::rescale_view;
 using qfold::scale_factor;
 
-rescale_attributes attrs(int_type in, int_type out, i64 izp = 0, i64 ozp = 0) {
-  rescale_attributes a;
-  a.input_type = in;
-  a.output_type = out;
-  a.input_zp = izp;
-  a.output_zp = ozp;
-  return a;
-}
-// Storage for the scale_factor spans the views point into.
-struct scales {
-  std::deque<std::array<scale_factor, 1>> all;  // stable addresses as it grows
-  rescale_view view(const rescale_attributes& a, scale_factor s) {
-    all.push_back({s});
-    return {a, all.back()};
-  }
-};
 scale_factor random_scale(std::mt19937_64& gen, int lo_shift, int hi_shift) {
   return {static_cast<std::int32_t>(pick(gen, 1 << 30, (i64{1} << 31) - 1)),
           static_cast<int>(pick(gen, lo_shift, hi_shift))};

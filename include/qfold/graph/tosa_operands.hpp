@@ -99,47 +99,32 @@ struct operand_layout {
   return {};
 }
 
-// The specification's name of an op (the flatbuffer's Op enum spelling) and MLIR's.
-[[nodiscard]] constexpr std::string_view spec_name(op o) noexcept {
-  constexpr std::string_view names[] = {"CONST",
-                                        "CONST_SHAPE",
-                                        "RESCALE",
-                                        "MUL",
-                                        "ADD",
-                                        "SUB",
-                                        "TABLE",
-                                        "CLAMP",
-                                        "CAST",
-                                        "CONV2D",
-                                        "DEPTHWISE_CONV2D",
-                                        "MATMUL",
-                                        "RESHAPE",
-                                        "TRANSPOSE",
-                                        "SLICE",
-                                        "other"};
+// Each op's name in the specification (the flatbuffer's Op enum spelling) and in MLIR.
+struct op_names {
+  std::string_view spec, mlir;
+};
+[[nodiscard]] constexpr op_names names_of(op o) noexcept {
+  constexpr op_names names[] = {{"CONST", "tosa.const"},
+                                {"CONST_SHAPE", "tosa.const_shape"},
+                                {"RESCALE", "tosa.rescale"},
+                                {"MUL", "tosa.mul"},
+                                {"ADD", "tosa.add"},
+                                {"SUB", "tosa.sub"},
+                                {"TABLE", "tosa.table"},
+                                {"CLAMP", "tosa.clamp"},
+                                {"CAST", "tosa.cast"},
+                                {"CONV2D", "tosa.conv2d"},
+                                {"DEPTHWISE_CONV2D", "tosa.depthwise_conv2d"},
+                                {"MATMUL", "tosa.matmul"},
+                                {"RESHAPE", "tosa.reshape"},
+                                {"TRANSPOSE", "tosa.transpose"},
+                                {"SLICE", "tosa.slice"},
+                                {"other", "other"}};
   const auto i = static_cast<std::size_t>(o);
-  return i < std::size(names) ? names[i] : std::string_view("other");
+  return i < std::size(names) ? names[i] : op_names{"other", "other"};
 }
-[[nodiscard]] constexpr std::string_view mlir_name(op o) noexcept {
-  constexpr std::string_view names[] = {"tosa.const",
-                                        "tosa.const_shape",
-                                        "tosa.rescale",
-                                        "tosa.mul",
-                                        "tosa.add",
-                                        "tosa.sub",
-                                        "tosa.table",
-                                        "tosa.clamp",
-                                        "tosa.cast",
-                                        "tosa.conv2d",
-                                        "tosa.depthwise_conv2d",
-                                        "tosa.matmul",
-                                        "tosa.reshape",
-                                        "tosa.transpose",
-                                        "tosa.slice",
-                                        "other"};
-  const auto i = static_cast<std::size_t>(o);
-  return i < std::size(names) ? names[i] : std::string_view("other");
-}
+[[nodiscard]] constexpr std::string_view spec_name(op o) noexcept { return names_of(o).spec; }
+[[nodiscard]] constexpr std::string_view mlir_name(op o) noexcept { return names_of(o).mlir; }
 // The op named `name` in either spelling (other: not one qfold looks at).
 [[nodiscard]] constexpr op op_named(std::string_view name) noexcept {
   for (auto i = static_cast<std::uint8_t>(op::const_); i < static_cast<std::uint8_t>(op::other);
