@@ -648,13 +648,8 @@ TEST_CASE("tosa adapter: failures injected into the whole pipeline on real modul
     std::ifstream in(path);
     std::stringstream text;
     text << in.rdbuf();
-    // A module still in LLVM 16's form (parameters as attributes) is not TOSA 1.0: the executor
-    // tests' generator rewrites them separately.
-    if (text.str().find("{value = dense") != std::string::npos ||
-        text.str().find("multiplier = array") != std::string::npos) {
-      WARN(path.filename().string() << ": not TOSA 1.0 yet (LLVM 16 syntax), skipped");
-      continue;
-    }
+    // Every module is TOSA 1.0 (parameters as operands): one in the pre-1.0 form is an error.
+    CHECK(text.str().find("multiplier = array") == std::string::npos);
     ++checked;
     INFO(path.filename().string());
     const auto run = [&](int fail_at, std::string& printed, int& calls, std::size_t& unused,
