@@ -371,9 +371,9 @@ def bad_files(f, modules):
     bad("dangling_input", A, "the MUL a0_mul reads a0_act_missing, a name no tensor has",
         "dangling_input", ["a0_act_missing", "a0_mul"],
         lambda gr: op_of(gr, "a0_mul").inputs.__setitem__(0, "a0_act_missing"))
-    bad("dangling_output", A, "the RESCALE a0_to_tanh writes a0_nowhere, a name no tensor has",
-        "dangling_output", ["a0_nowhere"],
-        lambda gr: op_of(gr, "a0_to_tanh").outputs.__setitem__(0, "a0_nowhere"))
+    bad("dangling_output", A, "an IDENTITY a0_dead (reading x, read by nothing) writes a0_nowhere, "
+        "a name no tensor has", "dangling_output", ["a0_nowhere"],
+        lambda gr: gr.main.operators.append(dead_identity("x", ["a0_nowhere"])))
 
     def two_producers(gr):
         o = copy.deepcopy(op_of(gr, "a0_tanh"))
@@ -402,8 +402,12 @@ def bad_files(f, modules):
         gr.main.operators.remove(op_of(gr, "a0_tanh_lut"))
     bad("const_without_op", A, "the tanh table a0_tanh_lut holds its data but no CONST writes it "
         "(TOSA 0.80's layout of a constant)", "unproduced", ["a0_tanh_lut"], const_without_op)
-    bad("input_overwritten", A, "the RESCALE a0_act writes the graph input x", "input_overwritten",
-        ["x"], lambda gr: op_of(gr, "a0_act").outputs.__setitem__(0, "x"))
+    def overwrite_input(gr):
+        gr.main.tensors.append(fb.Tensor("x2", [1, 256, 4], D["INT8"]))
+        gr.main.inputs.append("x2")
+        gr.main.operators.append(dead_identity("x", ["x2"]))
+    bad("input_overwritten", A, "an IDENTITY a0_dead writes x2, a second graph input (x2 is read "
+        "by nothing)", "input_overwritten", ["x2"], overwrite_input)
     bad("data_size", A, "tensor a0_tanh_lut has shape [256] and type INT8 but 255 data bytes",
         "data_size", ["a0_tanh_lut"],
         lambda gr: setattr(tensor(gr, "a0_tanh_lut"), "data", tensor(gr, "a0_tanh_lut").data[:255]))
@@ -431,8 +435,8 @@ def bad_files(f, modules):
         "tensor_name", [], lambda gr: rename(gr, "a0_act", ""))
     bad("op_unknown", A, "the MUL a0_mul has op UNKNOWN (0)", "op", ["a0_mul"],
         lambda gr: setattr(op_of(gr, "a0_mul"), "op", 0))
-    bad("op_no_outputs", A, "the RESCALE a0_to_tanh has an empty outputs vector", "op_outputs",
-        ["a0_to_tanh"], lambda gr: setattr(op_of(gr, "a0_to_tanh"), "outputs", []))
+    bad("op_no_outputs", A, "an IDENTITY a0_dead (reading x) has an empty outputs vector",
+        "op_outputs", ["a0_dead"], lambda gr: gr.main.operators.append(dead_identity("x", [])))
 
     def shape_collision(gr):
         gr.main.shapes = [fb.Shape("a0_act", 1, fb.encode(D["SHAPE"], [4]))]
@@ -633,6 +637,12 @@ def bad_files(f, modules):
         x.type, x.data = D["INT32"], fb.encode(D["INT32"], [256, 4])
     bad("const_shape_int32", R, "CONST_SHAPE f5_view_shape writes an INT32 tensor", "const",
         ["f5_view_shape"], shape_int32)
+
+
+def dead_identity(src, outs):
+    """An IDENTITY operator located "a0_dead" (its result, if any, read by nothing)."""
+    g = fb.gen()
+    return fb.Operator(g.OP["IDENTITY"], g.OP["IDENTITY"], {}, [src], outs, "a0_dead")
 
 
 def rename(gr, old, new):

@@ -761,7 +761,8 @@ def _check_operator(o, tensors, producer):
         tab = t(1)
         want = {"INT8": ("INT8", 256, "INT8"), "INT16": ("INT16", 513, "INT32")}.get(xt)
         if want is None or ot != want[2]:
-            raise fail("type", label, "TABLE %r: %s input, %s output" % (label, xt, ot))
+            raise fail("type", label, "TABLE %r: input %r is %s, output %r %s"
+                       % (label, x.name, xt, out.name, ot))
         if type_name(tab.type) != want[0] or element_count(tab.shape) != want[1] or \
                 len(tab.shape or []) != 1:
             raise fail("table_size", tab.name, "TABLE %r: table %r is %s %s, a %s input needs %d "
@@ -795,8 +796,8 @@ def _check_operator(o, tensors, producer):
 
 def _check_same_shape(label, x, out):
     if list(x.shape or []) != list(out.shape or []):
-        raise BadFile("shape", out.name, "%r: output %r has shape %s, its input %s"
-                      % (label, out.name, out.shape, x.shape))
+        raise BadFile("shape", out.name, "%r: output %r has shape %s, its input %r %s"
+                      % (label, out.name, out.shape, x.name, x.shape))
 
 
 def _check_broadcast(label, operands, out):
@@ -816,7 +817,8 @@ def _check_rescale(o, label, x, out, mult, shift, izp, ozp, a):
     fail = BadFile
     xt, ot = type_name(x.type), type_name(out.type)
     if xt not in RESCALE_TYPES or ot not in RESCALE_TYPES[:3]:
-        raise fail("type", label, "RESCALE %r: %s to %s" % (label, xt, ot))
+        raise fail("type", label, "RESCALE %r: input %r is %s, output %r %s"
+                   % (label, x.name, xt, out.name, ot))
     _check_same_shape(label, x, out)
     scale32, rounding = bool(a.get("scale32")), a.get("rounding_mode", 0)
     per_channel = bool(a.get("per_channel"))
