@@ -8,7 +8,8 @@
      --json is no verifier: flatc 2.0.8 turns files the verifier rejects into JSON.)
   2. Every good file: the verifier accepts it; the Python reader reads it and writing what it
      read gives the file back byte for byte; it breaks no rule (tosa_fb.check); every site of
-     its entries owns tensors in it. An executed file prints (run_model.py's text) exactly what
+     its entries owns tensors in it; every tensor's data and CLAMP bound starts 8-aligned
+     (force_align: 8). An executed file prints (run_model.py's text) exactly what
      tests/tosa/make_modules.py's model says its site or module prints (computed here from the
      same site definitions), a whole module also exactly tests/tosa/modules/NAME.expected (what
      mlir-runner must print), a model-folded file the same as its original; with the tamper
@@ -111,6 +112,8 @@ def main(argv):
                 continue
             if fb.write(graph) != data:
                 fail("%s: writing what the reader read does not give the file back" % name)
+            if fb.misaligned(data):
+                fail("%s: data not 8-aligned (force_align): %s" % (name, fb.misaligned(data)))
             tensors = {t.name for t in graph.main.tensors}
             for entry in e.get("entries", []):
                 for s in entry["sites"]:

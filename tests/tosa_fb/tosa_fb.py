@@ -8,7 +8,7 @@ restated.
 
     graph = read(data)        a Graph (plain Python objects), BadFile on what cannot be read
     check(graph)              BadFile(code, subject, message) on the first broken rule
-    write(graph) -> bytes     the same layout every time (read(write(g)) == g, byte for byte)
+    write(graph) -> bytes     the same layout every time (write(read(data)) == data)
     evaluate(graph)           the main block run by the model on every int8 code of every
                               channel of its input; format_outputs() prints it as @main does
 
@@ -277,6 +277,8 @@ def _scalars(b, elem, fmt, values):
 def _attribute(b, name, values):
     """A table of the Attribute union, its fields in schema order (absent ones left out)."""
     g = gen()
+    if name not in g.TABLES:
+        raise ValueError("no attribute table %r in the schema: cannot write it" % name)
     mod = getattr(g, name)
     fields = g.TABLES[name]
     made = {}
@@ -531,6 +533,29 @@ class _Reader:
                         self.strings(o, 3, o.Inputs), self.strings(o, 4, o.Outputs),
                         None if loc is None else self.text(loc.Text()),
                         has_location=loc is not None)
+
+
+def misaligned(buf):
+    """Names of the tensors (and CLAMP operators) of a readable file whose data (min_val /
+    max_val) does not start 8-aligned, as the schema's force_align: 8 asks."""
+    g = gen()
+    r = _Reader(buf)
+    root = g.TosaGraph.TosaGraph.GetRootAs(buf, 0)
+    out = []
+    for region in r.tables(root, 1, root.Regions) or []:
+        for blk in r.tables(region, 1, region.Blocks) or []:
+            for t in r.tables(blk, 2, blk.Tensors) or []:
+                v = r.vector(t, 3, 1)
+                if v is not None and v[0] % 8:
+                    out.append(r.text(t.Name()))
+            for o in r.tables(blk, 1, blk.Operators) or []:
+                if g.ATTR.get(o.AttributeType()) == "ClampAttribute" and o.Attribute():
+                    a = g.ClampAttribute.ClampAttribute()
+                    a.Init(o.Attribute().Bytes, o.Attribute().Pos)
+                    if any(v is not None and v[0] % 8 for v in (r.vector(a, 0, 1),
+                                                                 r.vector(a, 1, 1))):
+                        out.append(r.text(o.Outputs(0)))
+    return out
 
 
 def read(buf):
