@@ -14,23 +14,7 @@ using qfold_tosa_fb::problem;
 using tosa_fb_test::bytes;
 using tosa_fb_test::file_builder;
 
-// input x [1, 4] INT8 -> RESCALE to INT32 -> RESCALE back to INT8 -> output
-file_builder rescale_pair() {
-  file_builder f;
-  f.input("x", {1, 4});
-  tosa_fb_test::rescale_options a;
-  a.input_zp = -3;
-  a.multipliers = {1 << 30};
-  a.shifts = {20};
-  f.rescale("x", "wide", tosa::DType_INT32, a);
-  tosa_fb_test::rescale_options b;
-  b.multipliers = {1 << 30};
-  b.shifts = {40};
-  b.output_zp = 5;
-  f.rescale("wide", "y", tosa::DType_INT8, b);
-  f.output("y");
-  return f;
-}
+using tosa_fb_test::rescale_pair;
 
 // What read_model throws for `b`: the code, and the message must contain `needle`.
 void refused(const bytes& b, problem code, const std::string& needle) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,6 +17,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -255,6 +257,109 @@ struct file_builder {
   }
 };
 
+// The index (node id) of the tensor named `name`.
+inline std::uint32_t id_of(const qfold_tosa_fb::model& m, std::string_view name) {
+  for (std::uint32_t i = 0; i < m.tensors.size(); ++i)
+    if (m.tensors[i].name == name) return i;
+  throw std::logic_error("id_of: no tensor " + std::string(name));
+}
+
+// --- Scenarios: the sites ExecuTorch's Arm backend lowers, as TOSA 1.0 files --------------------
+
+// A RESCALE of one multiplier and shift (1 << 30, 30: the identity by default).
+inline rescale_options with_zero_points(std::int64_t input_zp, std::int64_t output_zp,
+                                        std::int64_t multiplier = 1 << 30,
+                                        std::int64_t shift = 30) {
+  rescale_options r;
+  r.multipliers = {multiplier};
+  r.shifts = {shift};
+  r.input_zp = input_zp;
+  r.output_zp = output_zp;
+  return r;
+}
+
+// 256 entries of round(127 tanh((i - 128) / 40)): the DyT tanh table.
+inline std::vector<std::int64_t> tanh_table() {
+  std::vector<std::int64_t> t;
+  for (int i = 0; i < 256; ++i)
+    t.push_back(static_cast<std::int64_t>(std::lround(127 * std::tanh((i - 128) / 40.0))));
+  return t;
+}
+
+// x [1, 4] INT8 -> RESCALE to INT32 (input zp -3) -> RESCALE back to INT8 (zp 5) -> y.
+inline file_builder rescale_pair() {
+  file_builder f;
+  f.input("x", {1, 4});
+  f.rescale("x", "wide", tosa::DType_INT32, with_zero_points(-3, 0, 1 << 30, 20));
+  f.rescale("wide", "y", tosa::DType_INT8, with_zero_points(0, 5, 1 << 30, 40));
+  f.output("y");
+  return f;
+}
+
+// The DyT alpha site as ExecuTorch's Arm backend lowers it to TOSA 1.0: RESCALE(act) to INT32,
+// MUL by RESCALE(alpha) to INT32, RESCALE to INT8, TABLE (tanh). Tensors act, alpha,
+// alpha_rescale, mul, out, table; the graph input x [1, 4, 4, 8].
+struct dyt_options {
+  bool extra_use = false;  // the MUL's output is a graph output too (a second reader)
+  std::int64_t alpha = 77;
+  std::string multiplier_tensor;  // the output RESCALE's multiplier, instead of its CONST
+  rescale_options act = with_zero_points(-3, 0);
+  rescale_options alpha_rescale = with_zero_points(0, 0);
+  rescale_options out = with_zero_points(0, 5, 1518500250, 40);
+};
+inline file_builder dyt_alpha(const dyt_options& o = {}) {
+  file_builder f;
+  f.input("x", {1, 4, 4, 8});
+  if (!o.multiplier_tensor.empty()) f.input(o.multiplier_tensor, {1}, tosa::DType_INT32);
+  f.constant("alpha", {1, 1, 1, 1}, tosa::DType_INT8, {o.alpha});
+  f.rescale("x", "act", tosa::DType_INT32, o.act);
+  f.rescale("alpha", "alpha_rescale", tosa::DType_INT32, o.alpha_rescale);
+  f.mul("act", "alpha_rescale", "mul");
+  rescale_options out = o.out;
+  out.multiplier_tensor = o.multiplier_tensor;
+  f.rescale("mul", "out", tosa::DType_INT8, out);
+  f.table("out", "table", tanh_table());
+  f.output("table");
+  if (o.extra_use) f.output("mul");
+  return f;
+}
+
+// DyT affine: TABLE -> (RESCALE * RESCALE(gamma)) -> RESCALE -> (RESCALE + RESCALE(beta)) ->
+// RESCALE -> CONV2D, every RESCALE an identity, gamma 2 and beta 3 per channel: a = 2 t + 3
+// exactly, so the affine folds into the conv (weights 1 -> 2, bias + 3 * 2 per output channel).
+// The graph input x [1, 2, 2, 2]; the conv's output conv.
+struct affine_options {
+  std::vector<std::int32_t> pad{0, 0, 0, 0};
+  bool depthwise = false;
+};
+inline file_builder dyt_affine(const affine_options& o = {}) {
+  std::vector<std::int64_t> table;
+  for (int i = 0; i < 256; ++i) table.push_back(std::clamp(i - 128, -60, 60));
+  file_builder f;
+  f.input("x", {1, 2, 2, 2});
+  f.constant("gamma", {1, 1, 1, 2}, tosa::DType_INT8, {2, 2});
+  f.constant("beta", {1, 1, 1, 2}, tosa::DType_INT8, {3, 3});
+  if (o.depthwise) {
+    f.constant("w", {1, 1, 2, 1}, tosa::DType_INT8, {1, 1});  // HWCM
+  } else {
+    f.constant("w", {2, 1, 1, 2}, tosa::DType_INT8, {1, 1, 1, 1});  // OHWI
+  }
+  f.constant("b", {2}, tosa::DType_INT32, {10, -20});
+  f.table("x", "t", table);
+  f.rescale("t", "rt", tosa::DType_INT32);
+  f.rescale("gamma", "rg", tosa::DType_INT32);
+  f.mul("rt", "rg", "m");
+  f.rescale("m", "rp", tosa::DType_INT8);
+  f.rescale("rp", "rs", tosa::DType_INT32);
+  f.rescale("beta", "rb", tosa::DType_INT32);
+  f.op(tosa::Op_ADD, {"rs", "rb"}, "a", {1, 2, 2, 2}, tosa::DType_INT32);
+  f.rescale("a", "rsum", tosa::DType_INT8);
+  const std::int32_t extra_h = o.pad[0] + o.pad[1], extra_w = o.pad[2] + o.pad[3];
+  f.conv2d("rsum", "w", "b", "conv", {1, 2 + extra_h, 2 + extra_w, 2}, o.pad, 0, 0, o.depthwise);
+  f.output("conv");
+  return f;
+}
+
 // --- An interpreter of the integer ops, over a read model -------------------------------------
 
 struct value {
@@ -417,15 +522,18 @@ inline std::map<std::string, value> run(const qfold_tosa_fb::model& m,
         }
         case tosa::Op_CLAMP: {
           const auto* a = o.fb->attribute_as_ClampAttribute();
-          if (a == nullptr || a->min_val() == nullptr || a->max_val() == nullptr)
+          const auto* min_val = a != nullptr ? a->min_val() : nullptr;
+          const auto* max_val = a != nullptr ? a->max_val() : nullptr;
+          if (min_val == nullptr || max_val == nullptr)
             throw std::runtime_error("interpreter: CLAMP without bounds");
           const int bits = bits_of(out_t.type);
-          const auto read = [&](const flatbuffers::Vector<std::uint8_t>* b) {
+          const auto read = [&](std::span<const std::uint8_t> b) {
             std::uint64_t u = 0;
-            for (std::uint32_t j = 0; j < b->size(); ++j) u |= std::uint64_t{b->Get(j)} << (8 * j);
+            for (std::size_t j = 0; j < b.size(); ++j) u |= std::uint64_t{b[j]} << (8 * j);
             return wrap(static_cast<std::int64_t>(u), bits);
           };
-          const std::int64_t lo = read(a->min_val()), hi = read(a->max_val());
+          const std::int64_t lo = read({min_val->data(), min_val->size()}),
+                             hi = read({max_val->data(), max_val->size()});
           for (std::size_t i = 0; i < count; ++i)
             out.data.push_back(std::clamp(in(0).data.at(i), lo, hi));
           break;
