@@ -37,7 +37,7 @@ folded fold_file(const bytes& in, const std::vector<std::string>& passes = {}) {
 }
 
 // The output file reads, has no problem, and computes what the input computes on every int8
-// code at every position of the graph input `input`.
+// code at every position of the graph input `input` (int16: every code somewhere).
 void same_function(const bytes& original, const bytes& out, const std::string& input = "x") {
   const auto a = qfold_tosa_fb::read_model(original);
   const auto b = qfold_tosa_fb::read_model(out);
@@ -47,7 +47,8 @@ void same_function(const bytes& original, const bytes& out, const std::string& i
   }
   std::size_t count = 1;
   for (const auto d : a.tensors[id_of(a, input)].shape) count *= static_cast<std::size_t>(d);
-  for (const auto& codes : tosa_fb_test::every_int8_code(count)) {
+  const bool int16 = a.tensors[id_of(a, input)].type == tosa::DType_INT16;
+  for (const auto& codes : tosa_fb_test::every_code(int16 ? 16 : 8, count, !int16)) {
     const auto ya = tosa_fb_test::outputs_of(a, input, codes);
     const auto yb = tosa_fb_test::outputs_of(b, input, codes);
     REQUIRE(ya == yb);
@@ -147,6 +148,78 @@ TEST_CASE("the whole pipeline on a DyT block: alpha into the TABLE, affine into 
       if (!padded) CHECK(ops_of(r.out, tosa::Op_MUL) == 0);
       same_function(in, r.out);
     }
+}
+
+TEST_CASE("compose_tables: two int8 TABLEs become one, equal on every code") {
+  file_builder f;
+  f.input("x", {1, 8});
+  std::vector<std::int64_t> square(256), shifted(256);
+  for (int i = 0; i < 256; ++i) {
+    square[static_cast<std::size_t>(i)] = std::clamp((i - 128) * (i - 128) / 64 - 100, -128, 127);
+    shifted[static_cast<std::size_t>(i)] = std::clamp(127 - i, -128, 127);
+  }
+  f.table("x", "a", square);
+  f.table("a", "b", shifted);
+  f.output("b");
+  const bytes in = f.build();
+  const auto r = fold_file(in, {"fold_compose_tables"});
+  REQUIRE(r.sites.size() == 1);
+  INFO(r.sites[0].reason << ": " << r.sites[0].message);
+  REQUIRE(r.sites[0].folded);
+  CHECK(ops_of(r.out, tosa::Op_TABLE) == 1);
+  same_function(in, r.out);
+}
+
+TEST_CASE("collapse_to_table: RESCALE, ADD, CLAMP, RESCALE from int8 become one TABLE") {
+  file_builder f;
+  f.input("x", {1, 8});
+  f.rescale("x", "wide", tosa::DType_INT32, tosa_fb_test::with_zero_points(-3, 0, 1 << 30, 24));
+  f.constant("k", {1, 1}, tosa::DType_INT32, {5000});
+  f.op(tosa::Op_ADD, {"wide", "k"}, "sum", {1, 8}, tosa::DType_INT32);
+  f.clamp("sum", "c", -20000, 30000);
+  f.rescale("c", "y", tosa::DType_INT8, tosa_fb_test::with_zero_points(0, 2, 1518500250, 38));
+  f.output("y");
+  const bytes in = f.build();
+  const auto r = fold_file(in, {"fold_collapse_to_table"});
+  REQUIRE(r.sites.size() == 1);
+  INFO(r.sites[0].reason << ": " << r.sites[0].message);
+  REQUIRE(r.sites[0].folded);
+  CHECK(ops_of(r.out, tosa::Op_TABLE) == 1);
+  CHECK(ops_of(r.out, tosa::Op_RESCALE) == 0);
+  CHECK(ops_of(r.out, tosa::Op_CLAMP) == 0);
+  same_function(in, r.out);
+}
+
+TEST_CASE("collapse_to_table from int16: an int16 TABLE and its RESCALE, on all 65,536 codes") {
+  // round(x / 128) clamped: linear on every 128-code segment, so the 513 knots are exact.
+  file_builder f;
+  f.input("x", {1, 16}, tosa::DType_INT16);
+  f.rescale("x", "wide", tosa::DType_INT32);
+  f.rescale("wide", "narrow", tosa::DType_INT8, tosa_fb_test::with_zero_points(0, 0, 1 << 30, 37));
+  f.clamp("narrow", "y", -100, 100);
+  f.output("y");
+  const bytes in = f.build();
+  const auto r = fold_file(in, {"fold_collapse_to_table"});
+  REQUIRE(r.sites.size() == 1);
+  INFO(r.sites[0].reason << ": " << r.sites[0].message);
+  REQUIRE(r.sites[0].folded);
+  CHECK(ops_of(r.out, tosa::Op_TABLE) == 1);
+  CHECK(ops_of(r.out, tosa::Op_RESCALE) == 1);
+  CHECK(ops_of(r.out, tosa::Op_CLAMP) == 0);
+  same_function(in, r.out);
+  // 3x/512 is a staircase no interpolated table reproduces: refused, the file as it was.
+  file_builder s;
+  s.input("x", {1, 16}, tosa::DType_INT16);
+  s.rescale("x", "wide", tosa::DType_INT32);
+  s.constant("three", {1, 1}, tosa::DType_INT32, {3});
+  s.mul("wide", "three", "tripled");
+  s.rescale("tripled", "y", tosa::DType_INT8, tosa_fb_test::with_zero_points(0, 0, 1 << 30, 39));
+  s.output("y");
+  const bytes stairs = s.build();
+  const auto refused = fold_file(stairs, {"fold_collapse_to_table"});
+  REQUIRE(refused.sites.size() == 1);
+  CHECK(refused.sites[0].reason == "not_exact");
+  CHECK(refused.out == stairs);
 }
 
 TEST_CASE("refused sites leave the file byte-identical") {

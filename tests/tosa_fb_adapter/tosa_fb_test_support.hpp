@@ -615,14 +615,23 @@ inline std::vector<std::vector<std::int64_t>> outputs_of(const qfold_tosa_fb::mo
   return r;
 }
 
-// Every int8 code (-128..127) at each position of an input of `count` elements, in
-// ceil(256 / 1) rounds: element i of round r holds code (r + i) mod 256 - 128.
-inline std::vector<std::vector<std::int64_t>> every_int8_code(std::size_t count) {
-  std::vector<std::vector<std::int64_t>> rounds(256, std::vector<std::int64_t>(count));
-  for (std::size_t r = 0; r < 256; ++r)
+// Every code of a `bits`-bit signed type at each position of an input of `count` elements:
+// round r puts code (r * count + i) mod 2^bits - 2^(bits-1) at element i, so that the rounds
+// together cover every code at every position (2^bits rounds), or, with `positions` false,
+// every code somewhere (ceil(2^bits / count) rounds).
+inline std::vector<std::vector<std::int64_t>> every_code(unsigned bits, std::size_t count,
+                                                         bool positions = true) {
+  const std::size_t codes = std::size_t{1} << bits;
+  const std::size_t rounds = positions ? codes : (codes + count - 1) / count;
+  std::vector<std::vector<std::int64_t>> r(rounds, std::vector<std::int64_t>(count));
+  for (std::size_t k = 0; k < rounds; ++k)
     for (std::size_t i = 0; i < count; ++i)
-      rounds[r][i] = static_cast<std::int64_t>((r + i) % 256) - 128;
-  return rounds;
+      r[k][i] = static_cast<std::int64_t>(((positions ? k : k * count) + i) % codes) -
+                static_cast<std::int64_t>(codes / 2);
+  return r;
+}
+inline std::vector<std::vector<std::int64_t>> every_int8_code(std::size_t count) {
+  return every_code(8, count);
 }
 
 }  // namespace tosa_fb_test
