@@ -150,6 +150,33 @@ TEST_CASE("the whole pipeline on a DyT block: alpha into the TABLE, affine into 
     }
 }
 
+TEST_CASE("DyT affine through a layout view; the pipeline before a MATMUL by a constant") {
+  {
+    tosa_fb_test::affine_options o;
+    o.transpose = true;  // perms [0, 2, 1, 3] keep the channel axis last
+    const bytes in = tosa_fb_test::dyt_affine(o).build();
+    const auto r = fold_file(in, {"fold_dyt_affine"});
+    REQUIRE(r.sites.size() == 1);
+    INFO(r.sites[0].reason << ": " << r.sites[0].message);
+    CHECK(r.sites[0].folded);
+    CHECK(ops_of(r.out, tosa::Op_MUL) == 0);
+    CHECK(ops_of(r.out, tosa::Op_TRANSPOSE) == 1);
+    same_function(in, r.out);
+  }
+  for (const bool transpose : {false, true}) {
+    // fold_dyt_affine folds into convolutions only: before a MATMUL (qfold's `linear`) the
+    // other passes fold what they can, and the file computes what it did.
+    tosa_fb_test::affine_options o;
+    o.matmul = true;
+    o.transpose = transpose;
+    const bytes in = tosa_fb_test::dyt_affine(o).build();
+    const auto r = fold_file(in);
+    for (const auto& s : r.sites) CHECK(s.pass != "fold_dyt_affine");
+    CHECK(ops_of(r.out, tosa::Op_MATMUL) == 1);
+    same_function(in, r.out);
+  }
+}
+
 TEST_CASE("compose_tables: two int8 TABLEs become one, equal on every code") {
   file_builder f;
   f.input("x", {1, 8});

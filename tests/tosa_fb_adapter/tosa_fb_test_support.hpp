@@ -331,6 +331,8 @@ inline file_builder dyt_alpha(const dyt_options& o = {}) {
 struct affine_options {
   std::vector<std::int32_t> pad{0, 0, 0, 0};
   bool depthwise = false;
+  bool transpose = false;  // a TRANSPOSE (perms [0, 2, 1, 3]: H and W) before the conv
+  bool matmul = false;     // a RESHAPE to [1, 4, 2] and a MATMUL by a constant [1, 2, 3]
 };
 inline file_builder dyt_affine(const affine_options& o = {}) {
   std::vector<std::int64_t> table;
@@ -354,8 +356,29 @@ inline file_builder dyt_affine(const affine_options& o = {}) {
   f.rescale("beta", "rb", tosa::DType_INT32);
   f.op(tosa::Op_ADD, {"rs", "rb"}, "a", {1, 2, 2, 2}, tosa::DType_INT32);
   f.rescale("a", "rsum", tosa::DType_INT8);
+  std::string conv_input = "rsum";
+  if (o.transpose) {
+    conv_input = f.op(tosa::Op_TRANSPOSE, {"rsum"}, "swapped", {1, 2, 2, 2}, tosa::DType_INT8,
+                      [](flatbuffers::FlatBufferBuilder& b) {
+                        return std::pair{tosa::Attribute_TransposeAttribute,
+                                         tosa::CreateTransposeAttribute(
+                                             b, b.CreateVector(std::vector<std::int32_t>{0, 2, 1, 3}))
+                                             .Union()};
+                      });
+  }
+  if (o.matmul) {
+    f.const_shape("rows", {1, 4, 2});
+    f.op(tosa::Op_RESHAPE, {conv_input, "rows"}, "flat", {1, 4, 2}, tosa::DType_INT8);
+    f.constant("bm", {1, 2, 3}, tosa::DType_INT8, {1, -2, 3, 4, 5, -6});
+    f.constant("azp", {1}, tosa::DType_INT8, {0});
+    f.constant("bzp", {1}, tosa::DType_INT8, {0});
+    f.op(tosa::Op_MATMUL, {"flat", "bm", "azp", "bzp"}, "conv", {1, 4, 3}, tosa::DType_INT32);
+    f.output("conv");
+    return f;
+  }
   const std::int32_t extra_h = o.pad[0] + o.pad[1], extra_w = o.pad[2] + o.pad[3];
-  f.conv2d("rsum", "w", "b", "conv", {1, 2 + extra_h, 2 + extra_w, 2}, o.pad, 0, 0, o.depthwise);
+  f.conv2d(conv_input, "w", "b", "conv", {1, 2 + extra_h, 2 + extra_w, 2}, o.pad, 0, 0,
+           o.depthwise);
   f.output("conv");
   return f;
 }
@@ -545,6 +568,44 @@ inline std::map<std::string, value> run(const qfold_tosa_fb::model& m,
         case tosa::Op_RESHAPE:
           out.data = in(0).data;
           break;
+        case tosa::Op_TRANSPOSE: {
+          const auto* a = o.fb->attribute_as_TransposeAttribute();
+          const auto* perms = a != nullptr ? a->perms() : nullptr;
+          const auto& x = in(0);
+          if (perms == nullptr || perms->size() != x.shape.size())
+            throw std::runtime_error("interpreter: TRANSPOSE without its perms");
+          std::vector<std::size_t> stride(x.shape.size(), 1);
+          for (std::size_t d = x.shape.size(); d-- > 1;)
+            stride[d - 1] = stride[d] * static_cast<std::size_t>(x.shape[d]);
+          for (std::size_t i = 0; i < count; ++i) {
+            std::size_t rest = i, index = 0;
+            for (std::size_t d = out.shape.size(); d-- > 0;) {
+              const auto od = static_cast<std::size_t>(out.shape[d]);
+              index += (rest % od) * stride[static_cast<std::size_t>(perms->Get(static_cast<std::uint32_t>(d)))];
+              rest /= od;
+            }
+            out.data.push_back(x.data.at(index));
+          }
+          break;
+        }
+        case tosa::Op_MATMUL: {
+          const value& a = in(0);
+          const value& b = in(1);
+          const std::int64_t azp = in(2).data.at(0), bzp = in(3).data.at(0);
+          const std::int64_t N = a.shape[0], H = a.shape[1], C = a.shape[2], W = b.shape[2];
+          for (std::int64_t n = 0; n < N; ++n)
+            for (std::int64_t h = 0; h < H; ++h)
+              for (std::int64_t w = 0; w < W; ++w) {
+                std::int64_t acc = 0;
+                for (std::int64_t c = 0; c < C; ++c)
+                  acc += (a.data.at(static_cast<std::size_t>((n * H + h) * C + c)) - azp) *
+                         (b.data.at(static_cast<std::size_t>(((b.shape[0] == 1 ? 0 : n) * C + c) * W + w)) - bzp);
+                if (acc < INT32_MIN || acc > INT32_MAX)
+                  throw std::runtime_error("interpreter: MATMUL accumulator overflow");
+                out.data.push_back(acc);
+              }
+          break;
+        }
         case tosa::Op_CONV2D:
         case tosa::Op_DEPTHWISE_CONV2D: {
           const bool dw = o.code == tosa::Op_DEPTHWISE_CONV2D;
