@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -225,6 +226,7 @@ struct rescale_info {
 class graph {
  public:
   using node_id = std::uint32_t;  // a tensor index (the file's order; new tensors after)
+  static constexpr node_id no_node = 0xFFFFFFFFu;
 
   explicit graph(const model& m) : m_(&m) {
     const auto n = static_cast<std::uint32_t>(m.tensors.size());
@@ -238,7 +240,7 @@ class graph {
       s.producer = t.producer;
       s.order = i;
       tensors_.push_back(std::move(s));
-      names_.emplace(t.name, i);
+      if (t.name.starts_with("qfold_")) reserved_.insert(t.name);
     }
     for (const op_info& o : m.ops) {
       op_state s;
@@ -254,6 +256,7 @@ class graph {
         tensors_[ops_[k].inputs[j]].readers.push_back({k, j});
     for (const std::uint32_t t : m.inputs) tensors_[t].input = true;
     outputs_ = m.outputs;
+    compute_depths();
     for (const std::uint32_t t : outputs_) ++tensors_[t].output_refs;
   }
   graph(const graph&) = delete;
@@ -281,19 +284,13 @@ class graph {
     return outputs_;
   }
 
-  // A readable name: "RESCALE:'name'" (the producing op and the tensor), "input:'name'".
+  // A readable name: "RESCALE:'name'" (the producing op and the tensor), "input:'name'". An
+  // erased node keeps its name (a report may name nodes its pass erased).
   [[nodiscard]] std::string name(node_id n) const {
     const tensor_state& t = tensor(n);
     std::string s = t.producer == no_op ? std::string(t.input ? "input" : "tensor")
                                         : op_name(ops_[t.producer].code);
     return s + ":'" + std::string(t.name) + "'";
-  }
-  // Names of every node now: a report may name nodes that a pass has since erased.
-  [[nodiscard]] std::unordered_map<node_id, std::string> name_snapshot() const {
-    std::unordered_map<node_id, std::string> r;
-    for (node_id i = 0; i < tensors_.size(); ++i)
-      if (tensors_[i].alive) r.emplace(i, name(i));
-    return r;
   }
 
   // Why the block is bad input for qfold, one message per op; empty when it is fine. Ops qfold
@@ -394,12 +391,11 @@ class graph {
   [[nodiscard]] qfold::op_kind kind(node_id n) const {
     const tensor_state& t = tensor(n);
     if (t.producer == no_op) return qfold::op_kind::input;
-    if (t.kind_generation == generation_) return t.kind;
-    const qfold::op_kind k =
-        ops_[t.producer].outputs.size() == 1 ? inspect(t.producer).kind : qfold::op_kind::other;
-    t.kind = k;
-    t.kind_generation = generation_;
-    return k;
+    const op_state& o = ops_[t.producer];
+    if (o.kind_known) return o.kind;
+    o.kind = o.outputs.size() == 1 ? inspect(t.producer).kind : qfold::op_kind::other;
+    o.kind_known = true;  // until the op's inputs (or a private zero point's bytes) change
+    return o.kind;
   }
   // The operands qfold sees: TOSA 1.0's visible prefix; all inputs of an op qfold does not map.
   [[nodiscard]] std::span<const node_id> operands(node_id n) const {
@@ -609,6 +605,7 @@ class graph {
   // shift and zero points are new CONSTs (an unsigned side's zero point stored signed).
   node_id add_rescale(node_id input, const qfold::rescale_attributes& a,
                       std::span<const qfold::scale_factor> scales) {
+    input = resolve(input);
     const tensor_state& in = live(input);
     const auto it = detail::rescale_type_of(in.type, true);
     if (!it || *it != a.input_type)
@@ -674,32 +671,35 @@ class graph {
     if (i >= visible(o))
       throw std::logic_error("qfold_tosa_fb: TOSA ops have a fixed operand count (no append)");
     const node_id old = o.inputs[i];
+    v = resolve(v);
     live(v);
     if (old == v) return;
     same_type(old, v, "set_operand");
-    if (reaches(v, std::span<const std::uint32_t>(&k, 1)))
-      throw std::logic_error("qfold_tosa_fb: set_operand would make a cycle");
+    const auto raises = new_edges(v, std::span<const std::uint32_t>(&k, 1), "set_operand");
     reserve_readers(v, 1);
     // From here on nothing throws.
     changed_now();
     drop_reader(old, k, static_cast<std::uint32_t>(i));
     o.inputs[i] = v;
+    o.kind_known = false;
     tensors_[v].readers.push_back({k, static_cast<std::uint32_t>(i)});
+    for (const auto& [op, depth] : raises) ops_[op].depth = depth;
   }
   [[noreturn]] void remove_last_operand(node_id) {
     throw std::logic_error("qfold_tosa_fb: TOSA ops have a fixed operand count");
   }
-  // Every reader of old (graph outputs included) reads v instead.
+  // Every reader of old (graph outputs included) reads v instead; an erased old is resolved to v
+  // from then on where a mutation point takes an input (v computes what old computed).
   void replace_uses(node_id old, node_id v) {
     live(old);
+    v = resolve(v);
     live(v);
     if (old == v) return;
     same_type(old, v, "replace_uses");
     std::vector<std::uint32_t> readers;
     readers.reserve(tensors_[old].readers.size());
     for (const reader& r : tensors_[old].readers) readers.push_back(r.op);
-    if (reaches(v, readers))
-      throw std::logic_error("qfold_tosa_fb: replace_uses would make a cycle");
+    const auto raises = new_edges(v, readers, "replace_uses");
     reserve_readers(v, tensors_[old].readers.size());
     // From here on nothing throws.
     changed_now();
@@ -707,6 +707,7 @@ class graph {
     tensor_state& to = tensors_[v];
     for (const reader& r : from.readers) {
       ops_[r.op].inputs[r.slot] = v;
+      ops_[r.op].kind_known = false;
       to.readers.push_back(r);
     }
     from.readers.clear();
@@ -714,6 +715,8 @@ class graph {
       if (o == old) o = v;
     to.output_refs += from.output_refs;
     from.output_refs = 0;
+    from.replaced_by = v;
+    for (const auto& [op, depth] : raises) ops_[op].depth = depth;
   }
   // Erases n's op when nothing reads any of its outputs (a graph input is never erased), and
   // with it the hidden parameter constants (tosa_operands.hpp) it leaves without readers. Their
@@ -775,6 +778,7 @@ class graph {
         original_zero_points_.erase(it);
         drop_reader(current, op, index);
         ops_[op].inputs[index] = original;
+        ops_[op].kind_known = false;
         tensors_[original].readers.push_back({op, index});
         if (use_count(current) == 0) erase(current);
         return;
@@ -792,12 +796,14 @@ class graph {
         if (held == zp) {
           changed_now();
           tensors_[current].data = f.data;
+          ops_[op].kind_known = false;
           return;
         }
       }
       auto& bytes = storage_.emplace_back(encode(type, value));
       changed_now();
       tensors_[current].data = bytes;
+      ops_[op].kind_known = false;
       return;
     }
     maker mk(*this);
@@ -815,6 +821,7 @@ class graph {
     changed_now();
     drop_reader(current, op, index);
     ops_[op].inputs[index] = own;
+    ops_[op].kind_known = false;
     tensors_[own].readers.push_back({op, index});
   }
   // After old was erased, v (a tensor qfold made) takes its name and its place in the file's
@@ -827,7 +834,6 @@ class graph {
     changed_now();
     t.name = o.name;
     t.order = o.order;
-    if (const auto it = names_.find(o.name); it != names_.end()) it->second = v;
     return v;
   }
 
@@ -845,8 +851,7 @@ class graph {
     std::uint32_t output_refs = 0;
     std::uint64_t order = 0;  // place in the written tensor list
     bool alive = true, input = false;
-    mutable qfold::op_kind kind = qfold::op_kind::other;
-    mutable std::uint64_t kind_generation = 0;  // kind is valid when it equals generation_
+    node_id replaced_by = no_node;  // replace_uses(this, replaced_by) ran
   };
 
  public:
@@ -865,6 +870,11 @@ class graph {
     rescale_fields rescale;  // a new RESCALE's
     std::string location;    // a new op's location text
     mutable std::int64_t weight_zero_point = 0;  // quantized_conv's span points here
+    // Above the depth of every op whose output it reads (a topological rank): an edge from v to
+    // an op deeper than v's producer cannot close a cycle.
+    std::uint32_t depth = 1;
+    mutable qfold::op_kind kind = qfold::op_kind::other;  // kind() of its output, once known
+    mutable bool kind_known = false;
   };
   [[nodiscard]] const op_state& op_at(std::uint32_t k) const { return ops_.at(k); }
   // The order in which the writer lists live tensors.
@@ -915,7 +925,6 @@ class graph {
       t.data = own_data;
       t.order = (std::uint64_t{1} << 32) | id;  // after the file's tensors
       g_.tensors_.push_back(std::move(t));
-      g_.names_.emplace(name, id);
       return id;
     }
     // A tensor and the CONST that produces it.
@@ -932,6 +941,10 @@ class graph {
     }
     // An op whose inputs and outputs exist; it becomes their reader and producer.
     void op(op_state o) {
+      o.depth = 1;
+      for (const node_id in : o.inputs)
+        if (const std::uint32_t p = g_.tensors_[in].producer; p != no_op)
+          o.depth = std::max(o.depth, g_.ops_[p].depth + 1);
       for (std::uint32_t j = 0; j < o.inputs.size(); ++j) {
         const node_id in = o.inputs[j];
         g_.reserve_readers(in, static_cast<std::size_t>(
@@ -958,7 +971,6 @@ class graph {
         g_.ops_.pop_back();
       }
       while (g_.tensors_.size() > tensors_) {
-        g_.names_.erase(g_.tensors_.back().name);
         g_.tensors_.pop_back();
       }
       while (g_.storage_.size() > storage_) g_.storage_.pop_back();
@@ -1306,6 +1318,69 @@ class graph {
     return r;
   }
 
+  // n, or for an erased n that replace_uses replaced, what replaced it (and so on).
+  [[nodiscard]] node_id resolve(node_id n) const {
+    for (std::size_t hops = 0; n < tensors_.size() && !tensors_[n].alive &&
+                               tensors_[n].replaced_by != no_node && hops < tensors_.size();
+         ++hops)
+      n = tensors_[n].replaced_by;
+    return n;
+  }
+  // Each op's depth: 1 + the deepest producer of its inputs (the file has no cycle: read.hpp).
+  void compute_depths() {
+    const auto n = static_cast<std::uint32_t>(ops_.size());
+    std::vector<std::uint32_t> pending(n, 0), ready;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      for (const node_id in : ops_[k].inputs)
+        if (tensors_[in].producer != no_op) ++pending[k];
+      if (pending[k] == 0) ready.push_back(k);
+    }
+    while (!ready.empty()) {
+      const std::uint32_t k = ready.back();
+      ready.pop_back();
+      for (const node_id out : ops_[k].outputs)
+        for (const reader& r : tensors_[out].readers) {
+          ops_[r.op].depth = std::max(ops_[r.op].depth, ops_[k].depth + 1);
+          if (--pending[r.op] == 0) ready.push_back(r.op);
+        }
+    }
+  }
+  // Checks that edges from v to each of `readers` (op indices) close no cycle, and returns the
+  // depths to raise once they are made (throws std::logic_error on a cycle; changes nothing).
+  [[nodiscard]] std::vector<std::pair<std::uint32_t, std::uint32_t>> new_edges(
+      node_id v, std::span<const std::uint32_t> readers, const char* point) const {
+    const std::uint32_t p = tensors_[v].producer;
+    const std::uint32_t dv = p == no_op ? 0 : ops_[p].depth;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> raises;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> todo;
+    for (const std::uint32_t r : readers) {
+      if (ops_[r].depth > dv) continue;  // deeper than v: not upstream of it
+      if (reaches(v, std::span<const std::uint32_t>(&r, 1)))
+        throw std::logic_error(std::string("qfold_tosa_fb: ") + point + " would make a cycle");
+      todo.emplace_back(r, dv + 1);
+    }
+    // r and what reads it, transitively, go deeper (the planned depths first, then the ops').
+    const auto planned = [&](std::uint32_t k) {
+      for (const auto& [op, d] : raises)
+        if (op == k) return d;
+      return ops_[k].depth;
+    };
+    while (!todo.empty()) {
+      const auto [k, d] = todo.back();
+      todo.pop_back();
+      if (planned(k) >= d) continue;
+      bool found = false;
+      for (auto& [op, depth] : raises)
+        if (op == k) {
+          depth = d;
+          found = true;
+        }
+      if (!found) raises.emplace_back(k, d);
+      for (const node_id out : ops_[k].outputs)
+        for (const reader& r : tensors_[out].readers) todo.emplace_back(r.op, d + 1);
+    }
+    return raises;
+  }
   // Whether any of `targets` (op indices) lies on a path of inputs up from v.
   [[nodiscard]] bool reaches(node_id v, std::span<const std::uint32_t> targets) const {
     if (targets.empty()) return false;
@@ -1354,7 +1429,7 @@ class graph {
     std::string s;
     do {
       s = "qfold_" + std::to_string(next_name_++);
-    } while (names_.count(s) != 0);
+    } while (reserved_.count(s) != 0);
     return name_storage_.emplace_back(std::move(s));
   }
   std::string location_for(node_id input) const {
@@ -1387,6 +1462,7 @@ class graph {
     if (values.size() != entries)
       throw std::invalid_argument("qfold_tosa_fb: add_table: " + std::to_string(entries) +
                                   " entries expected, not " + std::to_string(values.size()));
+    input = resolve(input);
     const tensor_state& in = live(input);
     if (in.type != in_type)
       throw std::invalid_argument("qfold_tosa_fb: add_table: the input is not " +
@@ -1411,7 +1487,7 @@ class graph {
   std::deque<tensor_state> tensors_;
   std::deque<op_state> ops_;
   std::vector<std::uint32_t> outputs_;  // the block's outputs
-  std::unordered_map<std::string_view, node_id> names_;
+  std::unordered_set<std::string_view> reserved_;  // the file's names that begin with "qfold_"
   std::deque<std::vector<std::uint8_t>> storage_;       // new tensors' data
   std::deque<std::vector<std::int64_t>> shape_storage_;  // new tensors' dims
   std::deque<std::string> name_storage_;                 // new tensors' names

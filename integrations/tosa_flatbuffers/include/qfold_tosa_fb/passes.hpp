@@ -40,13 +40,10 @@ inline std::vector<qfold::named_site> fold(graph& g, const std::vector<std::stri
   const auto p = qfold::standard_pipeline<graph>().only(only.empty() ? pass_names() : only);
   std::vector<qfold::named_site> sites;
   for (const auto& name : p.names()) {
-    const auto names = g.name_snapshot();  // a pass may erase the nodes it reports
     const auto report = p.only(std::vector<std::string>{std::string(name)}).run(g);
     for (const auto& s : report.sites) {
-      qfold::named_site out = qfold::with_names(s, [&](graph::node_id n) {
-        const auto it = names.find(n);
-        return it != names.end() ? it->second : g.name(n);
-      });
+      // Erased nodes keep their names: a report names what its pass erased.
+      qfold::named_site out = qfold::with_names(s, [&](graph::node_id n) { return g.name(n); });
       if (s.cleanup_failed) out.note = "an erase failed: unused nodes left";
       sites.push_back(std::move(out));
     }
