@@ -581,3 +581,30 @@ TEST_CASE("chained DyT blocks: a site whose activation an earlier site replaced 
   CHECK(ops_of(r.out, tosa::Op_MUL) == 0);
   same_function(in, r.out);
 }
+
+TEST_CASE("an op whose attribute table the schema does not know: kept, but never rewritten") {
+  file_builder f = tosa_fb_test::rescale_pair();
+  f.outputs.clear();
+  f.tensor("z", {1, 4}, tosa::DType_INT8);
+  f.ops.push_back({static_cast<tosa::Op>(90), {"y"}, {"z"},
+                   [](flatbuffers::FlatBufferBuilder& b) {
+                     return std::pair{static_cast<tosa::Attribute>(100),
+                                      tosa::CreateMulAttribute(b).Union()};
+                   },
+                   "later"});
+  f.output("z");
+  const bytes in = f.build();
+  const auto m = qfold_tosa_fb::read_model(in);
+  REQUIRE(m.unknown_attributes.size() == 1);
+  G g(m);
+  CHECK(g.kind(id_of(m, "z")) == qfold::op_kind::other);
+  const auto sites = qfold_tosa_fb::fold(g, {"fold_merge_rescales"});
+  REQUIRE(sites.size() == 1);
+  CHECK(sites[0].folded);
+  CHECK(qfold_tosa_fb::unwritable_reason(g).find("op #10 (Op 90 -> 'z') carries attribute type 100") !=
+        std::string::npos);
+  CHECK_THROWS_AS(qfold_tosa_fb::write_bytes(g), qfold_tosa_fb::write_error);
+  // Nothing folded: the file goes back as it was, unknown attribute included.
+  G untouched(m);
+  CHECK(qfold_tosa_fb::write_bytes(untouched) == in);
+}
