@@ -1,11 +1,11 @@
-# The TOSA 1.0 flatbuffers integration (`.tosa` files): finds the flatbuffers headers 2.0.x
-# (flatbuffers_dependencies.cmake) and flatc of the same version (Debian: flatbuffers-compiler
-# libflatbuffers-dev, 2.0.8), generates the C++ of schema/tosa.fbs into the build tree at build
-# time (never committed), and defines qfold::tosa_flatbuffers (target qfold_tosa_flatbuffers: the
-# adapter's headers under include/qfold_tosa_fb/, qfold, flatbuffers' headers, the generated
-# header as <qfold_tosa_fb/tosa_generated.h>). Sets QFOLD_TOSA_FB_FOUND, or QFOLD_TOSA_FB_WHY.
-# QFOLD_TOSA_FB_GENERATED_HEADER names the generated header (to install it with the component,
-# into include/qfold_tosa_fb/). -DQFOLD_TOSA_FB=OFF skips it; -DQFOLD_FLATC=... picks a flatc.
+# The TOSA 1.0 flatbuffers integration (`.tosa` files): finds flatc 2.0.x and the flatbuffers
+# headers of the same version (Debian: flatbuffers-compiler libflatbuffers-dev, 2.0.8), generates
+# the C++ of schema/tosa.fbs into the build tree at build time (never committed), and defines
+# qfold::tosa_flatbuffers (target qfold_tosa_flatbuffers: the adapter's headers under
+# include/qfold_tosa_fb/, qfold, flatbuffers' headers, the generated header as
+# <qfold_tosa_fb/tosa_generated.h>). Sets QFOLD_TOSA_FB_FOUND, or QFOLD_TOSA_FB_WHY.
+# QFOLD_TOSA_FB_GENERATED_HEADER names the generated header (to install it with the component).
+# -DQFOLD_TOSA_FB=OFF skips it; -DQFOLD_FLATC=/path/to/flatc picks another compiler.
 option(QFOLD_TOSA_FB "Build the TOSA 1.0 flatbuffer adapter, qfold-tosa and their tests when flatbuffers 2.0 is found" ON)
 set(QFOLD_TOSA_FB_FOUND FALSE)
 if(NOT QFOLD_TOSA_FB)
@@ -16,16 +16,32 @@ if(TARGET qfold_tosa_flatbuffers)
   set(QFOLD_TOSA_FB_FOUND TRUE)
   return()
 endif()
+set(_qfold_fb_install "Debian: apt-get install flatbuffers-compiler libflatbuffers-dev")
 set(_qfold_fb_schema "${CMAKE_CURRENT_LIST_DIR}/schema/tosa.fbs")
 if(NOT EXISTS "${_qfold_fb_schema}")
   set(QFOLD_TOSA_FB_WHY "the schema ${_qfold_fb_schema} is missing")
   return()
 endif()
-include("${CMAKE_CURRENT_LIST_DIR}/flatbuffers_dependencies.cmake")
-if(NOT QFOLD_FLATBUFFERS_DEPENDENCIES_FOUND)
+
+# The headers: flatbuffers' CMake package (Debian ships FlatBuffersConfig.cmake), else the header.
+find_package(FlatBuffers CONFIG QUIET)
+find_path(QFOLD_FLATBUFFERS_INCLUDE_DIR flatbuffers/flatbuffers.h
+  HINTS ${FlatBuffers_DIR}/../../../../include)
+if(NOT QFOLD_FLATBUFFERS_INCLUDE_DIR)
+  set(QFOLD_TOSA_FB_WHY "the flatbuffers headers were not found (${_qfold_fb_install})")
   return()
 endif()
-set(_qfold_fb_install "Debian: apt-get install flatbuffers-compiler libflatbuffers-dev")
+file(STRINGS "${QFOLD_FLATBUFFERS_INCLUDE_DIR}/flatbuffers/base.h" _qfold_fb_lines
+     REGEX "^#define FLATBUFFERS_VERSION_(MAJOR|MINOR|REVISION) +[0-9]+")
+set(_qfold_fb_header_version "")
+foreach(_part IN ITEMS MAJOR MINOR REVISION)
+  if(NOT _qfold_fb_lines MATCHES "FLATBUFFERS_VERSION_${_part} +([0-9]+)")
+    set(QFOLD_TOSA_FB_WHY "cannot read the flatbuffers version from ${QFOLD_FLATBUFFERS_INCLUDE_DIR}/flatbuffers/base.h")
+    return()
+  endif()
+  list(APPEND _qfold_fb_header_version "${CMAKE_MATCH_1}")
+endforeach()
+list(JOIN _qfold_fb_header_version "." _qfold_fb_header_version)
 
 # The compiler: its generated code static_asserts the headers' exact version, so both must agree.
 if(TARGET flatbuffers::flatc AND NOT QFOLD_FLATC)
@@ -50,8 +66,8 @@ if(NOT _qfold_flatc_version MATCHES "^2\\.0\\.")
   set(QFOLD_TOSA_FB_WHY "flatc ${_qfold_flatc_version} was found; the TOSA adapter is written for flatbuffers 2.0.x (${_qfold_fb_install})")
   return()
 endif()
-if(NOT _qfold_flatc_version VERSION_EQUAL QFOLD_FLATBUFFERS_VERSION)
-  set(QFOLD_TOSA_FB_WHY "flatc ${_qfold_flatc_version} and the flatbuffers headers ${QFOLD_FLATBUFFERS_VERSION} (${QFOLD_FLATBUFFERS_INCLUDE_DIR}) differ: the generated code needs the headers of its compiler")
+if(NOT _qfold_flatc_version VERSION_EQUAL _qfold_fb_header_version)
+  set(QFOLD_TOSA_FB_WHY "flatc ${_qfold_flatc_version} and the flatbuffers headers ${_qfold_fb_header_version} (${QFOLD_FLATBUFFERS_INCLUDE_DIR}) differ: the generated code needs the headers of its compiler")
   return()
 endif()
 
@@ -80,10 +96,10 @@ target_sources(qfold_tosa_flatbuffers INTERFACE
   FILE_SET HEADERS BASE_DIRS "${CMAKE_CURRENT_LIST_DIR}/include" FILES ${_qfold_fb_headers})
 # Followed transitively: whatever links qfold_tosa_flatbuffers is built after the header exists.
 add_dependencies(qfold_tosa_flatbuffers qfold_tosa_fb_generate)
-# SYSTEM: the generated code does not trip the users' warnings (installed, it sits next to the
-# adapter's headers: include/qfold_tosa_fb/tosa_generated.h).
+# SYSTEM: the generated code and flatbuffers' headers do not trip the users' warnings.
 target_include_directories(qfold_tosa_flatbuffers SYSTEM INTERFACE
-  "$<BUILD_INTERFACE:${_qfold_fb_gen_root}>")
-target_link_libraries(qfold_tosa_flatbuffers INTERFACE qfold::qfold qfold::flatbuffers_headers)
+  "$<BUILD_INTERFACE:${_qfold_fb_gen_root}>"
+  "$<BUILD_INTERFACE:${QFOLD_FLATBUFFERS_INCLUDE_DIR}>")
+target_link_libraries(qfold_tosa_flatbuffers INTERFACE qfold::qfold)
 set(QFOLD_TOSA_FB_FOUND TRUE)
 message(STATUS "qfold: flatbuffers ${_qfold_flatc_version} found (${QFOLD_FLATC}, ${QFOLD_FLATBUFFERS_INCLUDE_DIR})")
