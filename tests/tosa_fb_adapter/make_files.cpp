@@ -25,8 +25,7 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   bool ok = write(dir + "/dyt_alpha.tosa", tosa_fb_test::dyt_alpha().build()) &&
             write(dir + "/rescale_pair.tosa", tosa_fb_test::rescale_pair().build()) &&
-            write(dir + "/dyt_affine.tosa", tosa_fb_test::dyt_affine().build()) &&
-            write(dir + "/zoo.tosa", tosa_fb_test::zoo().build());
+            write(dir + "/dyt_affine.tosa", tosa_fb_test::dyt_affine().build());
   tosa_fb_test::dyt_options shared;
   shared.extra_use = true;
   ok = ok && write(dir + "/shared_mul.tosa", tosa_fb_test::dyt_alpha(shared).build());

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -383,59 +382,6 @@ inline file_builder dyt_affine(const affine_options& o = {}) {
   f.output("conv");
   return f;
 }
-
-// One of every op qfold maps, on an INT8 [1, 2, 2, 4] input.
-inline file_builder zoo() {
-  file_builder f;
-  f.input("x", {1, 2, 2, 4});
-  f.rescale("x", "r32", tosa::DType_INT32, with_zero_points(-3, 0));
-  f.constant("k32", {1, 1, 1, 1}, tosa::DType_INT32, {3});
-  f.op(tosa::Op_ADD, {"r32", "k32"}, "add", {1, 2, 2, 4}, tosa::DType_INT32);
-  f.op(tosa::Op_SUB, {"add", "k32"}, "sub", {1, 2, 2, 4}, tosa::DType_INT32);
-  f.mul("sub", "k32", "mul", 2);
-  f.rescale("mul", "r8", tosa::DType_INT8, with_zero_points(0, 0, 1 << 30, 31));
-  f.table("r8", "t8", tanh_table());
-  f.clamp("t8", "cl", -100, 100);
-  f.op(tosa::Op_CAST, {"cl"}, "ca", {1, 2, 2, 4}, tosa::DType_INT16);
-  rescale_options r16;
-  r16.scale32 = false;
-  r16.multipliers = {1 << 14};
-  r16.shifts = {14};
-  f.rescale("ca", "r16", tosa::DType_INT16, r16);
-  std::vector<std::int64_t> t16(513);
-  for (std::size_t i = 0; i < t16.size(); ++i) t16[i] = static_cast<std::int64_t>(i) * 64 - 16384;
-  f.table("r16", "t16", t16);
-  f.constant("w", {4, 1, 1, 4}, tosa::DType_INT8, std::vector<std::int64_t>(16, 1));
-  f.constant("b", {4}, tosa::DType_INT32, {1, 2, 3, 4});
-  f.conv2d("cl", "w", "b", "conv", {1, 2, 2, 4}, {0, 0, 0, 0}, -7, 0);
-  f.constant("dw_w", {1, 1, 4, 1}, tosa::DType_INT8, {1, 2, 3, 4});
-  f.conv2d("cl", "dw_w", "b", "dw", {1, 4, 4, 4}, {1, 1, 1, 1}, 0, 0, true);
-  f.const_shape("shape3", {1, 4, 4});
-  f.op(tosa::Op_RESHAPE, {"cl", "shape3"}, "flat", {1, 4, 4}, tosa::DType_INT8);
-  f.constant("bm", {1, 4, 3}, tosa::DType_INT8, std::vector<std::int64_t>(12, 2));
-  f.constant("azp", {1}, tosa::DType_INT8, {5});
-  f.constant("bzp", {1}, tosa::DType_INT8, {0});
-  f.op(tosa::Op_MATMUL, {"flat", "bm", "azp", "bzp"}, "mm", {1, 4, 3}, tosa::DType_INT32);
-  f.op(tosa::Op_TRANSPOSE, {"cl"}, "tr", {1, 4, 2, 2}, tosa::DType_INT8,
-       [](flatbuffers::FlatBufferBuilder& b) {
-         return std::pair{tosa::Attribute_TransposeAttribute,
-                          tosa::CreateTransposeAttribute(b, b.CreateVector(std::vector<std::int32_t>{0, 3, 1, 2}))
-                              .Union()};
-       });
-  f.const_shape("start", {0, 0, 1, 0});
-  f.const_shape("size", {1, 2, 1, 4});
-  f.op(tosa::Op_SLICE, {"cl", "start", "size"}, "sl", {1, 2, 1, 4}, tosa::DType_INT8);
-  f.constant("fc", {2}, tosa::DType_FP32, {});
-  {
-    const float v[2] = {1.5f, -2.0f};
-    auto& t = f.find("fc");
-    t.data = bytes(8);
-    std::memcpy(t.data->data(), v, 8);
-  }
-  for (const char* out : {"t16", "conv", "dw", "mm", "tr", "sl"}) f.output(out);
-  return f;
-}
-
 
 // --- An interpreter of the integer ops, over a read model -------------------------------------
 

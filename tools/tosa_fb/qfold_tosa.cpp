@@ -24,8 +24,7 @@ using qfold_tool::tool_error;
 std::string usage() {
   std::string passes;
   for (const auto& n : qfold_tosa_fb::pass_names()) passes += "  " + n + "\n";
-  return R"(usage: qfold-tosa IN.tosa [-o OUT.tosa] [--dry-run] [--json] [--pass NAME]... [--no-fold]
-                 [--emit-mlir]
+  return R"(usage: qfold-tosa IN.tosa [-o OUT.tosa] [--dry-run] [--json] [--pass NAME]...
 
 Folds a TOSA 1.0 flatbuffer (.tosa, as ExecuTorch's Arm backend writes it for Vela) with
 qfold's exact passes: a site is folded only where the result is bit for bit the same on every
@@ -39,10 +38,7 @@ data and attributes; a file where nothing folds is written back byte-identical.
   --json        the report as JSON on standard output (then OUT may not be standard output)
   --pass NAME   run only this pass (repeatable; default: all, in this order):
 )" + passes +
-         R"(  --no-fold     run no pass (with --emit-mlir: the file as it is, as MLIR)
-  --emit-mlir   write OUT as MLIR 22 TOSA 1.0 text (func.func @main, generic op form) instead of
-                a .tosa file, to check it with MLIR's own tools (mlir-opt, mlir-runner)
-  --help        this help
+         R"(  --help        this help
 
 The report (one line per site) goes to standard error. Exit codes: 0 done; 1 bad input (not
 readable, not a TOSA 1.x flatbuffer, refused by flatbuffers' verifier, several regions or
@@ -54,7 +50,7 @@ cannot read, a parameter TOSA 1.0 requires to be a constant that no CONST produc
 
 struct options {
   std::string input, output;
-  bool dry_run = false, json = false, has_output = false, no_fold = false, emit_mlir = false;
+  bool dry_run = false, json = false, has_output = false;
   std::vector<std::string> passes;
 };
 
@@ -84,10 +80,6 @@ std::optional<options> parse_arguments(int argc, char** argv) {
       o.dry_run = true;
     } else if (!options_done && a == "--json") {
       o.json = true;
-    } else if (!options_done && a == "--no-fold") {
-      o.no_fold = true;
-    } else if (!options_done && a == "--emit-mlir") {
-      o.emit_mlir = true;
     } else if (!options_done && is("-o")) {
       if (o.has_output) throw tool_error(exit_usage, "-o given twice");
       o.output = value(i, a, "-o");
@@ -112,8 +104,6 @@ std::optional<options> parse_arguments(int argc, char** argv) {
     }
   }
   if (!has_input) throw tool_error(exit_usage, "expected IN.tosa (or - for standard input)");
-  if (o.no_fold && !o.passes.empty())
-    throw tool_error(exit_usage, "--no-fold and --pass exclude each other");
   if (!o.has_output && !o.dry_run)
     throw tool_error(exit_usage,
                      "give -o OUT.tosa (-o - for standard output), or --dry-run to write nothing");
@@ -151,23 +141,11 @@ int run(const options& o) {
   const qfold_tosa_fb_tool::input_bytes in(o.input);
   const std::string name = o.input == "-" ? std::string("<stdin>") : o.input;
   const qfold_tosa_fb::model m = qfold_tosa_fb_tool::read_checked(in.bytes(), name, std::cerr);
-  const auto r = o.no_fold ? qfold_tosa_fb_tool::result{{}, false, std::nullopt, m.bytes}
-                           : qfold_tosa_fb_tool::fold_model(m, o.passes, std::cerr);
-  std::string text;
-  if (o.emit_mlir) {
-    try {
-      text = qfold_tosa_fb::to_mlir(r.changed ? qfold_tosa_fb::read_model(r.output) : m);
-    } catch (const qfold_tosa_fb::emit_error& e) {
-      throw tool_error(exit_bad_input, std::string("cannot write the file as MLIR: ") + e.what());
-    }
-  }
+  const auto r = qfold_tosa_fb_tool::fold_model(m, o.passes, std::cerr);
   writing = true;
   std::optional<std::size_t> output_bytes;
   if (!o.dry_run) {
-    const std::string_view bytes =
-        o.emit_mlir ? std::string_view(text)
-                    : std::string_view(reinterpret_cast<const char*>(r.output.data()),
-                                       r.output.size());
+    const std::string_view bytes(reinterpret_cast<const char*>(r.output.data()), r.output.size());
     if (o.output != "-") {
       qfold_tool::write_file_atomically(o.output, bytes);
     } else {

@@ -18,7 +18,6 @@
 #include <optional>
 #include <ostream>
 #include <qfold_tosa_fb/graph.hpp>
-#include <qfold_tosa_fb/mlir_text.hpp>
 #include <qfold_tosa_fb/passes.hpp>
 #include <qfold_tosa_fb/read.hpp>
 #include <qfold_tosa_fb/write.hpp>
