@@ -1,7 +1,8 @@
 // Folding a TOSA 1.0 MLIR module (MLIR 22) with qfold, in process: a module of 1,000 DyT
 // transformer-like blocks (tests/tosa/make_modules.py --bench 1000, generated into the build
 // directory by bench/tosa_fold.cmake; QFOLD_TOSA_BENCH_MODULE in the environment overrides it).
-// - parse_verify_print: the baseline, what `mlir-opt in.mlir` (MLIR 22) does (parse, verify, print);
+// - parse_verify_print: the baseline, what `mlir-opt in.mlir` (MLIR 22) does (parse, verify,
+// print);
 // - qfold_tosa_opt_path: what qfold-tosa-opt does (parse, verify, qfold's read checks, every pass
 //   of the adapter's standard pipeline on every function, verify, print);
 // - alternating: both in each iteration, one after the other, so that a shared machine's load
@@ -30,12 +31,11 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <qfold_tosa_mlir/passes.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <qfold_tosa_mlir/passes.hpp>
 
 namespace {
 

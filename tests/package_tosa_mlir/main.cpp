@@ -1,4 +1,5 @@
-// Package consumer of the TOSA MLIR component (TOSA 1.0): parses a function with RESCALE int8 -> int32 (x1)
+// Package consumer of the TOSA MLIR component (TOSA 1.0): parses a function with RESCALE int8 ->
+// int32 (x1)
 // -> RESCALE int32 -> int8 (x0.5), runs qfold's standard pipeline over it through
 // qfold_tosa::graph, and checks that one RESCALE is left (the merge is exact: the first RESCALE is
 // the identity on every int8 code) and that MLIR's verifier accepts the result.

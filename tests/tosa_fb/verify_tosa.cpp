@@ -1,14 +1,14 @@
 // Runs the flatbuffers verifier (the code flatc generates from qfold's TOSA 1.0 schema) over
 // .tosa files: prints "ok FILE" or "fail FILE" per file; exit 0 when it could read every file.
 // Built by check_files.py (flatc --cpp, then the C++ compiler) into a scratch directory.
-#include "tosa_generated.h"
-
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <vector>
+
+#include "tosa_generated.h"
 
 int main(int argc, char** argv) {
   int unreadable = 0;

@@ -1,12 +1,13 @@
 // Every named bad file (bad_files.hpp) is refused by qfold-tosa's checks with exit code 1 and an
 // error that names what is wrong where; none of them reaches undefined behaviour (the sanitizer
 // build runs this too).
+#include "tosa_fb_adapter/bad_files.hpp"
+
 #include <sstream>
 #include <string>
 
 #include "catch_compat.hpp"
 #include "tosa_fb/tosa_tool.hpp"
-#include "tosa_fb_adapter/bad_files.hpp"
 
 TEST_CASE("every named bad file is refused, exit 1, naming the problem") {
   const auto cases = tosa_fb_test::bad_files();

@@ -3,12 +3,12 @@
 // reference model): outputs equal element for element. Refusals and rolled-back sites leave the
 // file byte-identical; every mutation of each kind of site fails once in turn (failure
 // injection) and the file is written back as it was.
+#include <new>
 #include <qfold/graph/standard_pipeline.hpp>
 #include <qfold_tosa_fb/graph.hpp>
 #include <qfold_tosa_fb/passes.hpp>
 #include <qfold_tosa_fb/read.hpp>
 #include <qfold_tosa_fb/write.hpp>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -262,9 +262,9 @@ TEST_CASE("refused sites leave the file byte-identical") {
   SECTION("INEXACT_ROUND is no function to fold") {
     file_builder f = tosa_fb_test::rescale_pair();
     f.ops.back().attribute = [](flatbuffers::FlatBufferBuilder& b) {
-      return std::pair{tosa::Attribute_RescaleAttribute,
-                       tosa::CreateRescaleAttribute(b, true, tosa::RoundingMode_INEXACT_ROUND)
-                           .Union()};
+      return std::pair{
+          tosa::Attribute_RescaleAttribute,
+          tosa::CreateRescaleAttribute(b, true, tosa::RoundingMode_INEXACT_ROUND).Union()};
     };
     const bytes in = f.build();
     const auto r = fold_file(in);
@@ -513,10 +513,10 @@ TEST_CASE("mutation points refuse what would break the file, changing nothing") 
   G g(m);
   const auto x = id_of(m, "x"), act = id_of(m, "act"), mul = id_of(m, "mul"),
              table = id_of(m, "table"), out = id_of(m, "out");
-  CHECK_THROWS(g.set_operand(act, 0, mul));       // INT32 where INT8 goes
-  CHECK_THROWS(g.set_operand(act, 1, x));         // a hidden operand: fixed
-  CHECK_THROWS(g.replace_uses(out, table));       // the TABLE reads out: a cycle
-  CHECK_THROWS(g.replace_uses(x, table));         // x is upstream of table: a cycle
+  CHECK_THROWS(g.set_operand(act, 0, mul));                       // INT32 where INT8 goes
+  CHECK_THROWS(g.set_operand(act, 1, x));                         // a hidden operand: fixed
+  CHECK_THROWS(g.replace_uses(out, table));                       // the TABLE reads out: a cycle
+  CHECK_THROWS(g.replace_uses(x, table));                         // x is upstream of table: a cycle
   CHECK_THROWS(g.add_table(mul, std::vector<std::int8_t>(256)));  // an INT32 input
   CHECK_THROWS(g.add_table(x, std::vector<std::int8_t>(255)));
   CHECK_THROWS(g.add_int_constant(std::vector<std::int64_t>{300}, std::vector<std::int64_t>{1},
@@ -586,12 +586,14 @@ TEST_CASE("an op whose attribute table the schema does not know: kept, but never
   file_builder f = tosa_fb_test::rescale_pair();
   f.outputs.clear();
   f.tensor("z", {1, 4}, tosa::DType_INT8);
-  f.ops.push_back({static_cast<tosa::Op>(90), {"y"}, {"z"},
-                   [](flatbuffers::FlatBufferBuilder& b) {
-                     return std::pair{static_cast<tosa::Attribute>(100),
-                                      tosa::CreateMulAttribute(b).Union()};
-                   },
-                   "later"});
+  f.ops.push_back(
+      {static_cast<tosa::Op>(90),
+       {"y"},
+       {"z"},
+       [](flatbuffers::FlatBufferBuilder& b) {
+         return std::pair{static_cast<tosa::Attribute>(100), tosa::CreateMulAttribute(b).Union()};
+       },
+       "later"});
   f.output("z");
   const bytes in = f.build();
   const auto m = qfold_tosa_fb::read_model(in);
@@ -601,8 +603,8 @@ TEST_CASE("an op whose attribute table the schema does not know: kept, but never
   const auto sites = qfold_tosa_fb::fold(g, {"fold_merge_rescales"});
   REQUIRE(sites.size() == 1);
   CHECK(sites[0].folded);
-  CHECK(qfold_tosa_fb::unwritable_reason(g).find("op #10 (Op 90 -> 'z') carries attribute type 100") !=
-        std::string::npos);
+  CHECK(qfold_tosa_fb::unwritable_reason(g).find(
+            "op #10 (Op 90 -> 'z') carries attribute type 100") != std::string::npos);
   CHECK_THROWS_AS(qfold_tosa_fb::write_bytes(g), qfold_tosa_fb::write_error);
   // Nothing folded: the file goes back as it was, unknown attribute included.
   G untouched(m);

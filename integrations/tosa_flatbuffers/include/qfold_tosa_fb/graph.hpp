@@ -477,9 +477,8 @@ class graph {
     if (t.producer == no_op) return a;
     const op_state& o = ops_[t.producer];
     const auto padded = [](const flatbuffers::Vector<std::int32_t>* pad) {
-      return pad != nullptr && std::any_of(pad->begin(), pad->end(), [](std::int32_t p) {
-               return p != 0;
-             });
+      return pad != nullptr &&
+             std::any_of(pad->begin(), pad->end(), [](std::int32_t p) { return p != 0; });
     };
     if (o.op == qfold::tosa::op::conv2d) {
       a.layout = qfold::weight_layout::o_s_i;  // OHWI
@@ -514,8 +513,7 @@ class graph {
     if (!in_zp || !w_zp) return std::nullopt;
     ops_[op].weight_zero_point = *w_zp;
     return qfold::quantized_conv_attributes{
-        *in_zp, std::span<const std::int64_t>(&ops_[op].weight_zero_point, 1),
-        qfold::dtype::int8};
+        *in_zp, std::span<const std::int64_t>(&ops_[op].weight_zero_point, 1), qfold::dtype::int8};
   }
   // Where layout view n puts its input's axis a, unchanged in size and order.
   [[nodiscard]] std::optional<std::int64_t> view_axis(node_id n, std::int64_t a) const {
@@ -578,8 +576,8 @@ class graph {
     mk.done();
     return t;
   }
-  node_id add_int_constant(std::span<const std::int64_t> data,
-                           std::span<const std::int64_t> shape, qfold::dtype d) {
+  node_id add_int_constant(std::span<const std::int64_t> data, std::span<const std::int64_t> shape,
+                           qfold::dtype d) {
     if (!qfold::is_valid(d)) throw std::invalid_argument("qfold_tosa_fb: a dtype outside the enum");
     check_shape(data.size(), shape);
     const qfold::dtype_range range = qfold::range_of(d);
@@ -619,13 +617,12 @@ class graph {
       channels = static_cast<std::size_t>(in.shape.back());
     }
     if (const auto ok = qfold::validate(a, scales, channels); !ok)
-      throw std::invalid_argument("qfold_tosa_fb: add_rescale: " +
-                                  std::string(ok.error().message));
+      throw std::invalid_argument("qfold_tosa_fb: add_rescale: " + std::string(ok.error().message));
     const tosa::DType out_type = detail::type_of(a.output_type);
     const unsigned in_bits = detail::int_bits(in.type);
     const auto out_bits = static_cast<unsigned>(qfold::bit_width(a.output_type));
-    const auto in_zp = qfold::tosa::zero_point_stored(a.input_zp, std::min(in_bits, 32U),
-                                                      a.input_unsigned);
+    const auto in_zp =
+        qfold::tosa::zero_point_stored(a.input_zp, std::min(in_bits, 32U), a.input_unsigned);
     const auto out_zp = qfold::tosa::zero_point_stored(a.output_zp, out_bits, a.output_unsigned);
     if (!in_zp || !out_zp)
       throw std::invalid_argument("qfold_tosa_fb: add_rescale: a zero point outside its type");
@@ -758,9 +755,8 @@ class graph {
     if (zp < -128 || zp > 127)
       throw std::invalid_argument("qfold_tosa_fb: an input zero point outside int8");
     const std::uint32_t op = tensor(n).producer;
-    const auto index = static_cast<std::uint32_t>(k == qfold::op_kind::linear
-                                                      ? tn::matmul_operand::a_zp
-                                                      : tn::conv_operand::input_zp);
+    const auto index = static_cast<std::uint32_t>(
+        k == qfold::op_kind::linear ? tn::matmul_operand::a_zp : tn::conv_operand::input_zp);
     const node_id current = ops_[op].inputs[index];
     if (!is_constant_tensor(current)) not_constant(op, index);
     const tosa::DType type = tensors_[current].type;
@@ -867,8 +863,8 @@ class graph {
     qfold::tosa::op op = qfold::tosa::op::other;
     std::vector<std::uint32_t> inputs, outputs;
     bool alive = true;
-    rescale_fields rescale;  // a new RESCALE's
-    std::string location;    // a new op's location text
+    rescale_fields rescale;                      // a new RESCALE's
+    std::string location;                        // a new op's location text
     mutable std::int64_t weight_zero_point = 0;  // quantized_conv's span points here
     // Above the depth of every op whose output it reads (a topological rank): an edge from v to
     // an op deeper than v's producer cannot close a cycle.
@@ -900,9 +896,13 @@ class graph {
   // destructor takes them back out.
   class maker {
    public:
-    explicit maker(graph& g) : g_(g), tensors_(g.tensors_.size()), ops_(g.ops_.size()),
-                               storage_(g.storage_.size()), shapes_(g.shape_storage_.size()),
-                               names_(g.name_storage_.size()) {}
+    explicit maker(graph& g)
+        : g_(g),
+          tensors_(g.tensors_.size()),
+          ops_(g.ops_.size()),
+          storage_(g.storage_.size()),
+          shapes_(g.shape_storage_.size()),
+          names_(g.name_storage_.size()) {}
     maker(const maker&) = delete;
     maker& operator=(const maker&) = delete;
     ~maker() {
@@ -947,8 +947,8 @@ class graph {
           o.depth = std::max(o.depth, g_.ops_[p].depth + 1);
       for (std::uint32_t j = 0; j < o.inputs.size(); ++j) {
         const node_id in = o.inputs[j];
-        g_.reserve_readers(in, static_cast<std::size_t>(
-                                   std::count(o.inputs.begin(), o.inputs.end(), in)));
+        g_.reserve_readers(
+            in, static_cast<std::size_t>(std::count(o.inputs.begin(), o.inputs.end(), in)));
       }
       const auto k = static_cast<std::uint32_t>(g_.ops_.size());
       g_.ops_.push_back(std::move(o));
@@ -995,7 +995,8 @@ class graph {
   }
   [[nodiscard]] std::string label(std::uint32_t k) const {
     std::string s = "op #" + std::to_string(k) + " (" + op_name(ops_[k].code);
-    if (!ops_[k].outputs.empty()) s += " -> '" + std::string(tensors_[ops_[k].outputs[0]].name) + "'";
+    if (!ops_[k].outputs.empty())
+      s += " -> '" + std::string(tensors_[ops_[k].outputs[0]].name) + "'";
     return s + ")";
   }
   static std::size_t visible(const op_state& o) {
@@ -1092,7 +1093,8 @@ class graph {
         a.rounding = qfold::rounding_mode::double_round;
         break;
       default:
-        r.problem = "RESCALE: rounding_mode " + std::to_string(static_cast<std::uint32_t>(f.rounding)) +
+        r.problem = "RESCALE: rounding_mode " +
+                    std::to_string(static_cast<std::uint32_t>(f.rounding)) +
                     " (SINGLE_ROUND, INEXACT_ROUND or DOUBLE_ROUND)";
         return r;
     }
@@ -1402,11 +1404,12 @@ class graph {
   void same_type(node_id a, node_id b, const char* point) const {
     const tensor_state& x = tensors_[a];
     const tensor_state& y = tensors_[b];
-    if (x.type != y.type || !std::equal(x.shape.begin(), x.shape.end(), y.shape.begin(),
-                                        y.shape.end()))
-      throw std::logic_error(std::string("qfold_tosa_fb: ") + point + " with a tensor of another type (" +
-                             dtype_name(x.type) + " " + detail::dims_string(x.shape) + " by " +
-                             dtype_name(y.type) + " " + detail::dims_string(y.shape) + ")");
+    if (x.type != y.type ||
+        !std::equal(x.shape.begin(), x.shape.end(), y.shape.begin(), y.shape.end()))
+      throw std::logic_error(std::string("qfold_tosa_fb: ") + point +
+                             " with a tensor of another type (" + dtype_name(x.type) + " " +
+                             detail::dims_string(x.shape) + " by " + dtype_name(y.type) + " " +
+                             detail::dims_string(y.shape) + ")");
   }
   void reserve_readers(node_id n, std::size_t more) {
     auto& r = tensors_[n].readers;
@@ -1486,9 +1489,9 @@ class graph {
   const model* m_;
   std::deque<tensor_state> tensors_;
   std::deque<op_state> ops_;
-  std::vector<std::uint32_t> outputs_;  // the block's outputs
+  std::vector<std::uint32_t> outputs_;             // the block's outputs
   std::unordered_set<std::string_view> reserved_;  // the file's names that begin with "qfold_"
-  std::deque<std::vector<std::uint8_t>> storage_;       // new tensors' data
+  std::deque<std::vector<std::uint8_t>> storage_;  // new tensors' data
   std::deque<std::vector<std::int64_t>> shape_storage_;  // new tensors' dims
   std::deque<std::string> name_storage_;                 // new tensors' names
   std::uint64_t next_name_ = 0;

@@ -48,12 +48,13 @@ enum class problem : std::uint8_t {
 
 [[nodiscard]] constexpr std::string_view to_string(problem p) noexcept {
   constexpr std::string_view names[] = {
-      "too_small",      "too_large",        "not_tosa",         "verifier_failed",
-      "unsupported_version", "no_region",   "several_regions",  "several_blocks",
-      "unnamed_tensor", "duplicate_tensor", "unknown_tensor",   "data_size",
-      "bad_shape",      "external_data",    "produced_twice",   "input_produced",
-      "duplicate_input", "constant_with_inputs", "operand_count", "wrong_attribute",
-      "cycle"};
+      "too_small",        "too_large",           "not_tosa",
+      "verifier_failed",  "unsupported_version", "no_region",
+      "several_regions",  "several_blocks",      "unnamed_tensor",
+      "duplicate_tensor", "unknown_tensor",      "data_size",
+      "bad_shape",        "external_data",       "produced_twice",
+      "input_produced",   "duplicate_input",     "constant_with_inputs",
+      "operand_count",    "wrong_attribute",     "cycle"};
   const auto i = static_cast<std::size_t>(p);
   return i < std::size(names) ? names[i] : std::string_view("unknown");
 }
@@ -61,8 +62,7 @@ enum class problem : std::uint8_t {
 // A file qfold refuses to read: what rule it breaks (code) and where (what()).
 class bad_file : public std::runtime_error {
  public:
-  bad_file(problem code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  bad_file(problem code, const std::string& message) : std::runtime_error(message), code_(code) {}
   [[nodiscard]] problem code() const noexcept { return code_; }
 
  private:
@@ -168,8 +168,8 @@ inline model read_model(std::span<const std::uint8_t> bytes) {
       const auto c = static_cast<char>(bytes[i]);
       id += c >= 0x20 && c < 0x7f ? std::string(1, c) : "\\x" + std::to_string(bytes[i]);
     }
-    throw bad_file(problem::not_tosa, "the file identifier is '" + id +
-                                          "', not 'TOSA': not a TOSA flatbuffer");
+    throw bad_file(problem::not_tosa,
+                   "the file identifier is '" + id + "', not 'TOSA': not a TOSA flatbuffer");
   }
   {
     // max_tables bounds the verifier's work; a file cannot hold more tables than bytes / 4.
@@ -198,8 +198,8 @@ inline model read_model(std::span<const std::uint8_t> bytes) {
   m.region = regions->Get(0);
   const auto* blocks = m.region->blocks();
   if (blocks == nullptr || blocks->size() == 0)
-    throw bad_file(problem::no_region, "region '" + std::string(view_of(m.region->name())) +
-                                           "' has no block");
+    throw bad_file(problem::no_region,
+                   "region '" + std::string(view_of(m.region->name())) + "' has no block");
   if (blocks->size() > 1)
     throw bad_file(problem::several_blocks,
                    "region '" + std::string(view_of(m.region->name())) + "' has " +
@@ -221,10 +221,9 @@ inline model read_model(std::span<const std::uint8_t> bytes) {
     if (info.name.empty())
       throw bad_file(problem::unnamed_tensor, "tensor #" + std::to_string(i) + " has no name");
     if (!by_name.emplace(info.name, i).second)
-      throw bad_file(problem::duplicate_tensor, "two tensors are named '" +
-                                                    std::string(info.name) + "' (#" +
-                                                    std::to_string(by_name[info.name]) + " and #" +
-                                                    std::to_string(i) + ")");
+      throw bad_file(problem::duplicate_tensor, "two tensors are named '" + std::string(info.name) +
+                                                    "' (#" + std::to_string(by_name[info.name]) +
+                                                    " and #" + std::to_string(i) + ")");
     if (const auto* shape = t->shape())
       for (const std::int32_t d : *shape) info.shape.push_back(d);
     info.type = t->type();
@@ -237,14 +236,13 @@ inline model read_model(std::span<const std::uint8_t> bytes) {
     if (const auto* data = t->data(); data != nullptr && data->size() != 0) {
       info.data = std::span<const std::uint8_t>(data->data(), data->size());
       if (storage_of(info.type).bytes == 0)
-        throw bad_file(problem::data_size, label + " has data but type " +
-                                               dtype_name(info.type) +
+        throw bad_file(problem::data_size, label + " has data but type " + dtype_name(info.type) +
                                                ", whose storage qfold does not know");
       const auto count = element_count(info.shape);
       if (!count)
-        throw bad_file(problem::bad_shape,
-                       label + " has data but dims " + detail::dims_string(info.shape) +
-                           " (a negative dim, or a product beyond 64 bits)");
+        throw bad_file(problem::bad_shape, label + " has data but dims " +
+                                               detail::dims_string(info.shape) +
+                                               " (a negative dim, or a product beyond 64 bits)");
       const auto expected = data_bytes(info.type, *count);
       if (!expected)
         throw bad_file(problem::bad_shape, label + ": " + std::to_string(*count) + " elements of " +
@@ -319,9 +317,9 @@ inline model read_model(std::span<const std::uint8_t> bytes) {
     if (o.op == qfold::tosa::op::other) continue;
     if (o.op == qfold::tosa::op::const_ || o.op == qfold::tosa::op::const_shape) {
       if (!o.inputs.empty())
-        throw bad_file(problem::constant_with_inputs,
-                       m.op_label(k) + " has " + std::to_string(o.inputs.size()) +
-                           " inputs: a constant has none");
+        throw bad_file(problem::constant_with_inputs, m.op_label(k) + " has " +
+                                                          std::to_string(o.inputs.size()) +
+                                                          " inputs: a constant has none");
       if (o.outputs.size() != 1)
         throw bad_file(problem::operand_count, m.op_label(k) + " has " +
                                                    std::to_string(o.outputs.size()) +
@@ -346,7 +344,8 @@ inline model read_model(std::span<const std::uint8_t> bytes) {
                          std::to_string(o.outputs.size()) + " outputs; TOSA 1.0 gives it " +
                          std::to_string(layout.count) + " inputs and 1 output");
     const tosa::Attribute need = detail::required_attribute(o.code);
-    if (need != tosa::Attribute_NONE && (o.fb->attribute_type() != need || o.fb->attribute() == nullptr))
+    if (need != tosa::Attribute_NONE &&
+        (o.fb->attribute_type() != need || o.fb->attribute() == nullptr))
       throw bad_file(problem::wrong_attribute,
                      m.op_label(k) + " carries attribute " +
                          std::string(o.fb->attribute() == nullptr

@@ -4,12 +4,12 @@
 #pragma once
 
 #include <flatbuffers/flatbuffers.h>
+#include <qfold_tosa_fb/tosa_generated.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <qfold_tosa_fb/tosa_generated.h>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,9 +26,8 @@ static_assert(tosa::Op_CONV2D == 3 && tosa::Op_DEPTHWISE_CONV2D == 5 && tosa::Op
 static_assert(tosa::Attribute_Conv2dAttribute == 3 &&
               tosa::Attribute_DepthwiseConv2dAttribute == 5 &&
               tosa::Attribute_ClampAttribute == 11 && tosa::Attribute_TableAttribute == 31 &&
-              tosa::Attribute_TransposeAttribute == 61 &&
-              tosa::Attribute_RescaleAttribute == 66 && tosa::Attribute_ConstAttribute == 67 &&
-              tosa::Attribute_ConstShapeAttribute == 75);
+              tosa::Attribute_TransposeAttribute == 61 && tosa::Attribute_RescaleAttribute == 66 &&
+              tosa::Attribute_ConstAttribute == 67 && tosa::Attribute_ConstShapeAttribute == 75);
 static_assert(tosa::DType_BOOL == 1 && tosa::DType_INT4 == 2 && tosa::DType_INT8 == 3 &&
               tosa::DType_INT16 == 4 && tosa::DType_INT32 == 5 && tosa::DType_INT48 == 6 &&
               tosa::DType_FP32 == 7 && tosa::DType_FP16 == 8 && tosa::DType_BF16 == 9 &&

@@ -68,7 +68,8 @@ inline flatbuffers::DetachedBuffer build_file(const graph& g) {
     const auto name = text(g.tensor_name(i));
     Offset<flatbuffers::Vector<std::int32_t>> shape = 0;
     if (fb != nullptr) {
-      if (fb->shape() != nullptr) shape = fbb.CreateVector(fb->shape()->data(), fb->shape()->size());
+      if (fb->shape() != nullptr)
+        shape = fbb.CreateVector(fb->shape()->data(), fb->shape()->size());
     } else {
       std::vector<std::int32_t> dims;
       for (const std::int64_t d : g.tensor_shape(i)) dims.push_back(static_cast<std::int32_t>(d));
@@ -123,8 +124,7 @@ inline flatbuffers::DetachedBuffer build_file(const graph& g) {
         case tosa::Op_RESCALE:
           attribute_type = tosa::Attribute_RescaleAttribute;
           attribute = tosa::CreateRescaleAttribute(fbb, o.rescale.scale32, o.rescale.rounding,
-                                                   o.rescale.per_channel,
-                                                   o.rescale.input_unsigned,
+                                                   o.rescale.per_channel, o.rescale.input_unsigned,
                                                    o.rescale.output_unsigned)
                           .Union();
           break;
@@ -164,8 +164,8 @@ inline flatbuffers::DetachedBuffer build_file(const graph& g) {
   const auto blocks = fbb.CreateVector(&block, 1);
   const auto region = tosa::CreateTosaRegion(fbb, optional_text(m.region->name()), blocks);
   const auto regions = fbb.CreateVector(&region, 1);
-  const auto version = tosa::CreateVersion(fbb, m.version.major, m.version.minor,
-                                           m.version.patch, m.version.draft);
+  const auto version =
+      tosa::CreateVersion(fbb, m.version.major, m.version.minor, m.version.patch, m.version.draft);
   tosa::FinishTosaGraphBuffer(fbb, tosa::CreateTosaGraph(fbb, version, regions));
   return fbb.Release();
 }
